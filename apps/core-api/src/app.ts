@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { createRateLimiter, installErrorHandling, installValidators } from '@clinic/http-kit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { healthRoutes } from './modules/health/routes.ts';
+import { meRoutes } from './modules/me/routes.ts';
+import { organizationRoutes } from './modules/organizations/routes.ts';
+import { systemInfoRoutes } from './modules/system-info/routes.ts';
+import { installPipeline } from './platform/pipeline.ts';
+import type { Runtime } from './platform/runtime.ts';
+
+/** The core API as a Fastify instance; `listen` is the caller's business (main.ts, tests, benches). */
+export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
+  const { config } = rt;
+  const app = Fastify({
+    loggerInstance: rt.logger as FastifyBaseLogger,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9_-]{8,128}$/.test(given) ? given : randomUUID();
+    },
+    requestTimeout: 30_000,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  installValidators(app);
+  installErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Clinic Platform core API',
+        version: config.systemInfo.version,
+        description: 'Multi-tenant backend for clinics. Errors use the envelope { error: { code, message, fields? } }.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const limiter = (keyPrefix: string, l: { limit: number; windowSeconds: number }) =>
+    createRateLimiter({ redis: rt.redis, keyPrefix, points: l.limit, durationSeconds: l.windowSeconds });
+
+  installPipeline(app, {
+    db: rt.db,
+    verifier: rt.verifier,
+    profile: rt.profile,
+    permissionCatalog: rt.permissionCatalog,
+    apiLimiter: limiter('rl:api', config.rateLimits.api),
+  });
+
+  healthRoutes(app, { db: rt.db, redis: rt.redis, startedAt: Date.now() });
+  systemInfoRoutes(app, config.systemInfo);
+  meRoutes(app);
+  organizationRoutes(app, { db: rt.db, resolveLimiter: limiter('rl:resolve', config.rateLimits.publicResolve) });
+
+  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,182 @@
+import { resolve } from 'node:path';
+import { Type, type Static } from 'typebox';
+import Value from 'typebox/value';
+
+/**
+ * Every setting the platform reads, parsed once at start-up: nothing else reads process.env.
+ * The README's configuration table is this schema; keep them in step.
+ */
+const Env = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development' }),
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  PUBLIC_URL: Type.Optional(Type.String()),
+  DATA_DIR: Type.String({ default: '.data' }),
+  DATABASE_URL: Type.Optional(Type.String()),
+  DATABASE_POOL_MAX: Type.Integer({ default: 20, minimum: 1 }),
+  REDIS_URL: Type.Optional(Type.String()),
+  LOG_LEVEL: Type.String({ default: 'info' }),
+  BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024 }),
+  TRUST_PROXY: Type.String({ default: 'false' }),
+  AUTH_ISSUER: Type.Optional(Type.String()),
+  AUTH_AUDIENCE: Type.Optional(Type.String()),
+  AUTH_JWKS_URL: Type.Optional(Type.String()),
+  AUTH_JWKS_COOLDOWN_SECONDS: Type.Number({ default: 30, minimum: 0 }),
+  AUTH_PROFILE_SOURCE: Type.Union([Type.Literal('token'), Type.Literal('oidc_userinfo'), Type.Literal('clerk')], { default: 'token' }),
+  AUTH_USERINFO_URL: Type.Optional(Type.String()),
+  AUTH_CLERK_API_URL: Type.String({ default: 'https://api.clerk.com' }),
+  AUTH_CLERK_SECRET_KEY: Type.Optional(Type.String()),
+  RATELIMIT_API_LIMIT: Type.Integer({ default: 1200, minimum: 1 }),
+  RATELIMIT_API_WINDOW: Type.String({ default: '60' }),
+  RATELIMIT_PUBLIC_RESOLVE_LIMIT: Type.Integer({ default: 30, minimum: 1 }),
+  RATELIMIT_PUBLIC_RESOLVE_WINDOW: Type.String({ default: '60' }),
+  SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
+  SYSTEM_MANUFACTURER_ADDRESS: Type.String({ default: 'Not configured: set SYSTEM_MANUFACTURER_ADDRESS' }),
+  SYSTEM_PRODUCT_NAME: Type.String({ default: 'Clinic Platform' }),
+  SYSTEM_PRODUCT_VERSION: Type.String({ default: '0.1.0' }),
+  SYSTEM_UDI_DI: Type.String({ default: '' }),
+  SYSTEM_REGULATORY_MARKS: Type.String({ default: '' }),
+  SYSTEM_MANUFACTURE_DATE: Type.String({ default: '' }),
+  SYSTEM_INSTRUCTIONS_URL: Type.String({ default: '' }),
+  SYSTEM_SUPPORT_EMAIL: Type.String({ default: '' }),
+});
+type EnvValues = Static<typeof Env>;
+
+export interface Config {
+  env: EnvValues['NODE_ENV'];
+  host: string;
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  databasePoolMax: number;
+  redisUrl: string | null;
+  logLevel: string;
+  bodyLimitBytes: number;
+  trustProxy: boolean | string;
+  auth:
+    | { mode: 'development'; issuer: string; audience: string }
+    | {
+        mode: 'jwks';
+        issuer: string;
+        audience: string | null;
+        jwksUrl: string;
+        jwksCooldownSeconds: number;
+        profile:
+          | { source: 'token' }
+          | { source: 'oidc_userinfo'; userinfoUrl: string }
+          | { source: 'clerk'; apiUrl: string; secretKey: string };
+      };
+  rateLimits: {
+    api: { limit: number; windowSeconds: number };
+    publicResolve: { limit: number; windowSeconds: number };
+  };
+  systemInfo: {
+    manufacturer_name: string;
+    manufacturer_address: string;
+    product_name: string;
+    version: string;
+    udi_di: string;
+    regulatory_marks: string[];
+    manufacture_date: string;
+    instructions_url: string;
+    support_email: string;
+  };
+}
+
+export class ConfigError extends Error {}
+
+/** `60`, `60s`, `1m` or `1h` to seconds. */
+export function parseWindow(name: string, raw: string): number {
+  const m = /^(\d+)\s*(s|m|h)?$/.exec(raw.trim());
+  if (!m || Number(m[1]) <= 0) throw new ConfigError(`${name} must be a positive number of seconds, or like 60s, 1m, 1h (got "${raw}")`);
+  const unit = m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1;
+  return Number(m[1]) * unit;
+}
+
+/** `true`, `false`, or a comma-separated list of trusted proxy addresses or CIDR ranges. */
+function parseTrustProxy(raw: string): boolean | string {
+  if (raw === 'true') return true;
+  if (raw === 'false' || raw === '') return false;
+  return raw;
+}
+
+function required(v: string | undefined, name: string, why: string): string {
+  if (!v) throw new ConfigError(`${name} is required ${why}`);
+  return v;
+}
+
+export function parseConfig(source: Record<string, string | undefined>): Config {
+  const input: Record<string, unknown> = {};
+  for (const key of Object.keys(Env.properties)) {
+    const v = source[key];
+    if (v !== undefined && v !== '') input[key] = v;
+  }
+  const values = Value.Default(Env, Value.Convert(Env, input)) as EnvValues;
+  const problems = [...Value.Errors(Env, values)].map((e) => `${e.instancePath.replace(/^\//, '') || 'config'} ${e.message}`);
+  if (problems.length) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+
+  const production = values.NODE_ENV === 'production';
+  let auth: Config['auth'];
+  if (!values.AUTH_JWKS_URL) {
+    if (production) {
+      throw new ConfigError(
+        'AUTH_JWKS_URL and AUTH_ISSUER are required when NODE_ENV=production: the development issuer refuses to run in production',
+      );
+    }
+    auth = { mode: 'development', issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' };
+  } else {
+    const issuer = required(values.AUTH_ISSUER, 'AUTH_ISSUER', 'with AUTH_JWKS_URL');
+    const profile =
+      values.AUTH_PROFILE_SOURCE === 'oidc_userinfo'
+        ? { source: 'oidc_userinfo' as const, userinfoUrl: required(values.AUTH_USERINFO_URL, 'AUTH_USERINFO_URL', 'for AUTH_PROFILE_SOURCE=oidc_userinfo') }
+        : values.AUTH_PROFILE_SOURCE === 'clerk'
+          ? {
+              source: 'clerk' as const,
+              apiUrl: values.AUTH_CLERK_API_URL,
+              secretKey: required(values.AUTH_CLERK_SECRET_KEY, 'AUTH_CLERK_SECRET_KEY', 'for AUTH_PROFILE_SOURCE=clerk'),
+            }
+          : { source: 'token' as const };
+    auth = {
+      mode: 'jwks',
+      issuer,
+      audience: values.AUTH_AUDIENCE ?? null,
+      jwksUrl: values.AUTH_JWKS_URL,
+      jwksCooldownSeconds: values.AUTH_JWKS_COOLDOWN_SECONDS,
+      profile,
+    };
+  }
+
+  return {
+    env: values.NODE_ENV,
+    host: values.HOST,
+    port: values.PORT,
+    publicUrl: values.PUBLIC_URL ?? `http://${values.HOST === '0.0.0.0' ? '127.0.0.1' : values.HOST}:${values.PORT}`,
+    dataDir: resolve(values.DATA_DIR),
+    databaseUrl: values.DATABASE_URL ?? null,
+    databasePoolMax: values.DATABASE_POOL_MAX,
+    redisUrl: values.REDIS_URL ?? null,
+    logLevel: values.LOG_LEVEL,
+    bodyLimitBytes: values.BODY_LIMIT_BYTES,
+    trustProxy: parseTrustProxy(values.TRUST_PROXY),
+    auth,
+    rateLimits: {
+      api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },
+      publicResolve: {
+        limit: values.RATELIMIT_PUBLIC_RESOLVE_LIMIT,
+        windowSeconds: parseWindow('RATELIMIT_PUBLIC_RESOLVE_WINDOW', values.RATELIMIT_PUBLIC_RESOLVE_WINDOW),
+      },
+    },
+    systemInfo: {
+      manufacturer_name: values.SYSTEM_MANUFACTURER_NAME,
+      manufacturer_address: values.SYSTEM_MANUFACTURER_ADDRESS,
+      product_name: values.SYSTEM_PRODUCT_NAME,
+      version: values.SYSTEM_PRODUCT_VERSION,
+      udi_di: values.SYSTEM_UDI_DI,
+      regulatory_marks: values.SYSTEM_REGULATORY_MARKS.split(',').map((s) => s.trim()).filter(Boolean),
+      manufacture_date: values.SYSTEM_MANUFACTURE_DATE,
+      instructions_url: values.SYSTEM_INSTRUCTIONS_URL,
+      support_email: values.SYSTEM_SUPPORT_EMAIL,
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { buildApp } from './app.ts';
+import { ConfigError, parseConfig } from './config.ts';
+import { DataDirBusyError } from './platform/embedded-lock.ts';
+import { startControlServer } from './platform/control-server.ts';
+import { createRuntime } from './platform/runtime.ts';
+
+async function main(): Promise<void> {
+  const config = parseConfig(process.env);
+  const rt = await createRuntime(config);
+  const app = await buildApp(rt);
+  const address = await app.listen({ host: config.host, port: config.port });
+  const control = rt.lock ? await startControlServer(rt) : null;
+
+  const url = config.publicUrl.startsWith('http') && config.port !== 0 ? config.publicUrl : address;
+  const embedded = !config.databaseUrl;
+  const lines = [
+    '',
+    `  Core API      ${url}`,
+    `  API docs      ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+    `  Database      ${embedded ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL (DATABASE_URL)'}; counters ${config.redisUrl ? 'in Redis' : 'in memory'}`,
+    config.auth.mode === 'development'
+      ? `  Get a token   TOKEN=$(npm run -s token -- you@example.com)   then   curl -H "Authorization: Bearer $TOKEN" ${url}/v1/me`
+      : `  Tokens        issued by ${config.auth.issuer}`,
+    `  Superadmin    npm run cli -- superadmin grant you@example.com`,
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    rt.logger.info({ signal }, 'shutting down');
+    await control?.close();
+    await app.close();
+    await rt.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof DataDirBusyError) {
+    process.stderr.write(`Cannot start: ${err.message}\n`);
+  } else {
+    process.stderr.write(`Cannot start: ${(err as Error).stack ?? String(err)}\n`);
+  }
+  process.exit(1);
+});

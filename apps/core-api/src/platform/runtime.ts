@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
+import { createJwtVerifier, type TokenVerifier } from '@clinic/http-kit';
+import { Redis } from 'ioredis';
+import { createRemoteJWKSet } from 'jose';
+import { pino, type Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { permissionCatalog } from '../modules/identity/queries.ts';
+import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
+import { createProfileSource, type ProfileSource } from './auth/profile-source.ts';
+import { acquireLock, type HeldLock } from './embedded-lock.ts';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+/** Everything a service instance shares across requests: connections, keys, caches. */
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  redis: Redis | null;
+  devIssuer: DevIssuer | null;
+  verifier: TokenVerifier;
+  profile: ProfileSource;
+  permissionCatalog: string[];
+  lock: HeldLock | null;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    // Never log a credential (DEVELOPERS.md: no secret in logs).
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.password'], censor: '[redacted]' },
+  });
+}
+
+/** Connects to Redis without queueing commands while it is down, so callers fail fast and fail open. */
+export async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+  await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'redis unreachable at start-up; running degraded'));
+  return redis;
+}
+
+export interface RuntimeOverrides {
+  db?: Database;
+  logger?: Logger;
+  devIssuer?: DevIssuer;
+  skipMigrations?: boolean;
+}
+
+export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
+  const logger = overrides.logger ?? createLogger(config);
+  let lock: HeldLock | null = null;
+  let db = overrides.db;
+  if (!db) {
+    if (config.databaseUrl) {
+      db = await openPostgres({ connectionString: config.databaseUrl, max: config.databasePoolMax });
+    } else {
+      lock = await acquireLock(config.dataDir);
+      db = await openPglite(join(config.dataDir, 'pgdata'));
+    }
+  }
+  if (!overrides.skipMigrations) await migrate(db, MIGRATIONS_DIR, logger);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : null;
+
+  let devIssuer: DevIssuer | null = null;
+  let verifier: TokenVerifier;
+  if (config.auth.mode === 'development') {
+    devIssuer = overrides.devIssuer ?? (await createDevIssuer({ dataDir: config.dataDir, issuer: config.auth.issuer, audience: config.auth.audience }));
+    verifier = createJwtVerifier({ keys: devIssuer.keys, issuer: devIssuer.issuer, audience: devIssuer.audience });
+  } else {
+    const keys = createRemoteJWKSet(new URL(config.auth.jwksUrl), { cooldownDuration: config.auth.jwksCooldownSeconds * 1000, timeoutDuration: 5000 });
+    verifier = createJwtVerifier({ keys, issuer: config.auth.issuer, audience: config.auth.audience });
+  }
+  const catalog = await permissionCatalog(db);
+  const database = db;
+  return {
+    config,
+    logger,
+    db: database,
+    redis,
+    devIssuer,
+    verifier,
+    profile: createProfileSource(config.auth),
+    permissionCatalog: catalog,
+    lock,
+    async close() {
+      redis?.disconnect();
+      if (!overrides.db) await database.close();
+      await lock?.release();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+export type { Database, Transaction, Queryable, QueryResult, RequestScope, AppRole, PoolMetrics } from './types.ts';
+export { NIL_UUID, scopeStatement } from './scope.ts';
+export { openPglite } from './pglite.ts';
+export { openPostgres, type PostgresOptions } from './postgres.ts';
+export { migrate } from './migrate.ts';
+export { createTestDatabase, type TestDatabase } from './test-database.ts';
+export { isUniqueViolation, isRlsViolation, pgErrorCode } from './errors.ts';

@@ -1,0 +1,47 @@
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+export interface Transaction extends Queryable {
+  /** Several statements without parameters (migration files). */
+  exec(sql: string): Promise<void>;
+}
+
+/** The database role a request transaction runs as (DESIGN.md section 2). */
+export type AppRole = 'app_rls' | 'app_bypass';
+
+/**
+ * What a request transaction sets with transaction-local set_config before any query runs.
+ * Policies read these through app.current_principal_id(), app.current_org_id(), app.has_permission().
+ */
+export interface RequestScope {
+  role: AppRole;
+  principalId: string | null;
+  orgId: string | null;
+  permissions: readonly string[];
+}
+
+export interface PoolMetrics {
+  total_conns: number;
+  acquired_conns: number;
+  idle_conns: number;
+  max_conns: number;
+  utilization_pct: number;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** One transaction running as the scope's role with its tenant settings; commits when fn resolves. */
+  withScope<T>(scope: RequestScope, fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** One transaction as the owner role: migrations, CLI commands, system jobs. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
+  /** Several statements without parameters (migration files). */
+  exec(sql: string): Promise<void>;
+  poolMetrics(): PoolMetrics;
+  close(): Promise<void>;
+}

@@ -1,0 +1,66 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError, errorBody, errors } from './errors.ts';
+
+interface AjvError {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Maps Ajv errors to `fields`: the input name (top-level property or query key) to a reason. */
+export function fieldsFromValidation(list: AjvError[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const e of list) {
+    let name = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+    let reason = e.message ?? 'is invalid';
+    if (e.keyword === 'required' && typeof e.params?.missingProperty === 'string') {
+      name = [name, e.params.missingProperty].filter(Boolean).join('.');
+      reason = 'is required';
+    } else if (e.keyword === 'additionalProperties' && typeof e.params?.additionalProperty === 'string') {
+      name = [name, e.params.additionalProperty].filter(Boolean).join('.');
+      reason = 'is not a known field';
+    }
+    if (!name) name = '_body';
+    fields[name] ??= reason;
+  }
+  return fields;
+}
+
+/** Turns anything thrown into the spec's envelope; 5xx details go to the log, never to the client. */
+export function toAppError(err: FastifyError | AppError | Error): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError & { validationContext?: string };
+  if (fe.validation) {
+    const fields = fieldsFromValidation(fe.validation as AjvError[]);
+    if (fe.validationContext === 'querystring') return errors.queryValidation(fields);
+    if (fe.validationContext === 'params') return errors.notFound();
+    if (fe.validationContext === 'headers') return errors.validation(fields, 'A request header is invalid; see fields.');
+    return errors.validation(fields);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidBody();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'payload_too_large', 'The request body is larger than this route accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError(400, 'invalid_body', 'The Content-Length header does not match the body.');
+  }
+  if (err instanceof SyntaxError && fe.statusCode === 400) return errors.invalidBody();
+  return errors.internal();
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    const appErr = toAppError(err);
+    if (appErr.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (appErr.headers) reply.headers(appErr.headers);
+    return reply.status(appErr.statusCode).send(errorBody(appErr));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send(errorBody(errors.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)));
+  });
+}

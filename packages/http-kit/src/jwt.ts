@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { LRUCache } from 'lru-cache';
+import { errors } from './errors.ts';
+
+export interface VerifiedToken {
+  subject: string;
+  email: string | null;
+  expiresAt: number;
+  claims: JWTPayload;
+}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<VerifiedToken>;
+}
+
+export interface JwtVerifierOptions {
+  /** A local key set (development issuer) or jose's cached remote JWKS. */
+  keys: JWTVerifyGetKey;
+  issuer: string;
+  audience: string | null;
+  /** Asymmetric algorithms only: `none` and HMAC are never accepted. */
+  algorithms?: string[];
+  cacheSize?: number;
+  clockToleranceSeconds?: number;
+}
+
+const DEFAULT_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+
+/**
+ * Verifies bearer tokens with jose. Verified tokens are cached by hash until they expire, so a repeat
+ * request costs a hash and a map look-up; the remote JWKS is fetched by jose only on an unknown kid.
+ */
+export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
+  const cache = new LRUCache<string, VerifiedToken>({ max: opts.cacheSize ?? 10_000 });
+  return {
+    async verify(token) {
+      const key = createHash('sha256').update(token).digest('base64url');
+      const hit = cache.get(key);
+      const now = Date.now() / 1000;
+      if (hit && hit.expiresAt > now) return hit;
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, opts.keys, {
+          issuer: opts.issuer,
+          ...(opts.audience ? { audience: opts.audience } : {}),
+          algorithms: opts.algorithms ?? DEFAULT_ALGS,
+          clockTolerance: opts.clockToleranceSeconds ?? 5,
+          requiredClaims: ['sub', 'exp'],
+        }));
+      } catch (err) {
+        if (err instanceof joseErrors.JOSEError) throw errors.unauthorized(`The bearer token is not valid (${err.code}).`);
+        throw err;
+      }
+      const verified: VerifiedToken = {
+        subject: String(payload.sub),
+        email: typeof payload.email === 'string' ? payload.email : null,
+        expiresAt: payload.exp ?? now,
+        claims: payload,
+      };
+      cache.set(key, verified, { ttl: Math.max(1, (verified.expiresAt - now) * 1000) });
+      return verified;
+    },
+  };
+}
+
+/** The token of `Authorization: Bearer <token>`, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(header);
+  return m?.[1] ?? null;
+}

@@ -1,0 +1,63 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets (integer, at least 1 when anything was consumed). */
+  resetSeconds: number;
+  /** The store failed and the request was let through (fail open, spec 8). */
+  storeFailed: boolean;
+}
+
+export interface RateLimiter {
+  readonly limit: number;
+  consume(key: string): Promise<RateDecision>;
+}
+
+export interface RateLimiterOptions {
+  /** Shared counters across instances; in-process memory when absent (embedded default). */
+  redis?: Redis | null;
+  keyPrefix: string;
+  points: number;
+  durationSeconds: number;
+}
+
+/**
+ * Fixed-window limiter over rate-limiter-flexible: the same API on memory and Redis. A store error
+ * lets the request pass, because a broken limiter must not take the API down with it.
+ */
+export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
+  const base = { keyPrefix: opts.keyPrefix, points: opts.points, duration: opts.durationSeconds };
+  const limiter: RateLimiterAbstract = opts.redis
+    ? new RateLimiterRedis({ ...base, storeClient: opts.redis, rejectIfRedisNotReady: true })
+    : new RateLimiterMemory(base);
+  const decide = (res: RateLimiterRes, allowed: boolean): RateDecision => ({
+    allowed,
+    limit: opts.points,
+    remaining: Math.max(0, res.remainingPoints),
+    resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+    storeFailed: false,
+  });
+  return {
+    limit: opts.points,
+    async consume(key) {
+      try {
+        return decide(await limiter.consume(key), true);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) return decide(err, false);
+        return { allowed: true, limit: opts.points, remaining: opts.points, resetSeconds: opts.durationSeconds, storeFailed: true };
+      }
+    },
+  };
+}
+
+/** `X-RateLimit-*` on every limited response, allowed or denied (spec 8). */
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(d.limit),
+    'x-ratelimit-remaining': String(d.remaining),
+    'x-ratelimit-reset': String(d.resetSeconds),
+  };
+}

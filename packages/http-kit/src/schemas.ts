@@ -1,0 +1,24 @@
+import { Type, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+
+/** RFC 3339 in UTC on the wire (spec 2.1); a Date in code, serialised with toISOString. */
+export const Timestamp = Type.Unsafe<Date>({ type: 'string', format: 'date-time' });
+
+/** The error envelope of spec 2.2. */
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String(),
+        message: Type.String(),
+        fields: Type.Optional(Type.Record(Type.String(), Type.String())),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { $id: 'ErrorResponse', description: 'Error envelope (spec 2.2)' },
+);
+
+/** `{ data: T }`: the single-resource envelope. */
+export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
