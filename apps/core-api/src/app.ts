@@ -46,7 +46,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const limiter = (keyPrefix: string, l: { limit: number; windowSeconds: number }) =>
-    createRateLimiter({ redis: rt.redis, keyPrefix, points: l.limit, durationSeconds: l.windowSeconds });
+    createRateLimiter({ redis: rt.redis, keyPrefix: config.redisKeyPrefix + keyPrefix, points: l.limit, durationSeconds: l.windowSeconds });
 
   installPipeline(app, {
     db: rt.db,

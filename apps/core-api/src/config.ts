@@ -15,6 +15,7 @@ const Env = Type.Object({
   DATABASE_URL: Type.Optional(Type.String()),
   DATABASE_POOL_MAX: Type.Integer({ default: 20, minimum: 1 }),
   REDIS_URL: Type.Optional(Type.String()),
+  REDIS_KEY_PREFIX: Type.String({ default: '' }),
   LOG_LEVEL: Type.String({ default: 'info' }),
   BODY_LIMIT_BYTES: Type.Integer({ default: 1_048_576, minimum: 1024 }),
   TRUST_PROXY: Type.String({ default: 'false' }),
@@ -51,6 +52,8 @@ export interface Config {
   databaseUrl: string | null;
   databasePoolMax: number;
   redisUrl: string | null;
+  /** Namespace of every Redis key, so several deployments (or test runs) can share one Redis. */
+  redisKeyPrefix: string;
   logLevel: string;
   bodyLimitBytes: number;
   trustProxy: boolean | string;
@@ -156,6 +159,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     databaseUrl: values.DATABASE_URL ?? null,
     databasePoolMax: values.DATABASE_POOL_MAX,
     redisUrl: values.REDIS_URL ?? null,
+    redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
     bodyLimitBytes: values.BODY_LIMIT_BYTES,
     trustProxy: parseTrustProxy(values.TRUST_PROXY),

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, type Database, type TestDatabase } from '@clinic/db';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { parseConfig, type Config } from '../src/config.ts';
+import { createDevIssuer, type DevIssuer } from '../src/platform/auth/dev-issuer.ts';
+import { createRuntime, type Runtime } from '../src/platform/runtime.ts';
+
+export const MODE = process.env.TEST_MODE === 'services' ? 'services' : 'embedded';
+export const REDIS_URL = MODE === 'services' ? (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') : null;
+const ADMIN_URL = MODE === 'services' ? (process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres') : null;
+
+/** A fresh database for one test file (PGlite in memory, or a new PostgreSQL database). */
+export function freshDatabase(): Promise<TestDatabase> {
+  return createTestDatabase(ADMIN_URL);
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  rt: Runtime;
+  db: Database;
+  config: Config;
+  issuer: DevIssuer;
+  /** A bearer token of the development issuer for this email. */
+  token(email: string): Promise<string>;
+  /** GET/POST/... through app.inject with the token of `as`, JSON in and out. */
+  call(method: string, url: string, opts?: CallOptions): Promise<LightMyRequestResponse & { json: () => any }>;
+  /** Makes the email a superadmin by direct database change (as the CLI does) and returns its token. */
+  superadmin(email?: string): Promise<string>;
+  /** A new organization created through the API by a superadmin; returns its row. */
+  createOrg(input?: { name?: string; slug?: string; language_code?: string }): Promise<{ id: string; slug: string; name: string; language_code: string }>;
+  /** A staff member with the organization's clone of a system role, created by direct database change. */
+  addMember(orgId: string, email: string, roleCode: string): Promise<{ token: string; userId: string }>;
+  /** A patient row for the email at the organization; returns the token. */
+  addPatient(orgId: string, email: string): Promise<{ token: string; userId: string }>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  as?: string | null;
+  token?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+  org?: string;
+}
+
+export function uniqueEmail(prefix = 'user'): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}@example.test`;
+}
+
+export function uniqueSlug(prefix = 'clinic'): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}`;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Reuse a database (a second instance on the same data); the caller drops it. */
+  database?: TestDatabase;
+  issuer?: DevIssuer;
+  /** Apply migrations (default true; false when sharing an already migrated database). */
+  migrate?: boolean;
+}
+
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const owned = !opts.database;
+  const database = opts.database ?? (await freshDatabase());
+  const config = parseConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    DATA_DIR: '/nonexistent-test-data-dir',
+    ...(REDIS_URL ? { REDIS_URL, REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:` } : {}),
+    ...opts.env,
+  });
+  const issuer =
+    opts.issuer ?? (await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' }));
+  const rt = await createRuntime(config, { db: database.db, devIssuer: issuer, skipMigrations: opts.migrate === false });
+  const app = await buildApp(rt);
+  await app.ready();
+
+  const token = (email: string) => issuer.sign(email);
+  const call: TestApp['call'] = async (method, url, o = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    const bearer = o.token ?? (o.as ? await token(o.as) : null);
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    if (o.org) headers['x-organization-id'] = o.org;
+    let payload: string | undefined;
+    if (o.rawBody !== undefined) payload = o.rawBody;
+    else if (o.body !== undefined) payload = JSON.stringify(o.body);
+    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    return app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
+  };
+
+  const t: TestApp = {
+    app,
+    rt,
+    db: database.db,
+    config,
+    issuer,
+    token,
+    call,
+    async superadmin(email = uniqueEmail('admin')) {
+      await database.db.query(`insert into users (email) values ($1) on conflict do nothing`, [email]);
+      await database.db.query(
+        `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where lower(email) = lower($1) on conflict do nothing`,
+        [email],
+      );
+      return token(email);
+    },
+    async createOrg(input = {}) {
+      const su = await t.superadmin();
+      const res = await call('POST', '/v1/organizations', {
+        token: su,
+        body: { name: input.name ?? 'Test clinic', slug: input.slug ?? uniqueSlug(), ...(input.language_code ? { language_code: input.language_code } : {}) },
+      });
+      if (res.statusCode !== 201) throw new Error(`createOrg failed: ${res.statusCode} ${res.body}`);
+      return res.json().data;
+    },
+    async addMember(orgId, email, roleCode) {
+      const tok = await token(email);
+      // Sign in once so the user row exists with its identity, then attach the role.
+      const me = await call('GET', '/v1/me', { token: tok });
+      if (me.statusCode !== 200) throw new Error(`sign-in failed: ${me.statusCode} ${me.body}`);
+      const userId = me.json().data.id as string;
+      await database.db.query(
+        `insert into memberships (user_id, organization_id, role_id)
+         select $1, $2, r.id from roles r where r.organization_id = $2 and r.code = $3`,
+        [userId, orgId, roleCode],
+      );
+      return { token: tok, userId };
+    },
+    async addPatient(orgId, email) {
+      const tok = await token(email);
+      const me = await call('GET', '/v1/me', { token: tok, org: orgId });
+      if (me.statusCode !== 200) throw new Error(`sign-in failed: ${me.statusCode} ${me.body}`);
+      const userId = me.json().data.id as string;
+      await database.db.query(`insert into patients (organization_id, user_id) values ($1, $2) on conflict do nothing`, [orgId, userId]);
+      return { token: tok, userId };
+    },
+    async close() {
+      await app.close();
+      await rt.close();
+      if (owned) await database.drop();
+    },
+  };
+  return t;
+}
