@@ -1,9 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { createRateLimiter, installErrorHandling, installValidators } from '@clinic/http-kit';
+import {
+  createMemoryIdempotencyStore,
+  createRateLimiter,
+  createRedisIdempotencyStore,
+  frameworkErrors,
+  installErrorHandling,
+  installIdempotency,
+  installValidators,
+} from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { accountRoutes } from './modules/account/routes.ts';
+import { consentRoutes } from './modules/consents/routes.ts';
+import { domainRoutes } from './modules/domains/routes.ts';
+import { gdprRoutes } from './modules/gdpr/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { locationRoutes } from './modules/locations/routes.ts';
+import { memberRoutes } from './modules/members/routes.ts';
+import { roleRoutes } from './modules/roles/routes.ts';
+import { userRoutes } from './modules/users/routes.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { organizationRoutes } from './modules/organizations/routes.ts';
 import { systemInfoRoutes } from './modules/system-info/routes.ts';
@@ -22,6 +38,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
       return typeof given === 'string' && /^[A-Za-z0-9_-]{8,128}$/.test(given) ? given : randomUUID();
     },
     requestTimeout: 30_000,
+    // Errors the router raises before routing (a badly encoded path) get the envelope too.
+    frameworkErrors,
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.addHook('onSend', async (request, reply) => {
@@ -30,6 +48,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
 
   installValidators(app);
   installErrorHandling(app);
+  // Bodies are JSON only: a text/plain body gets 415 instead of a confusing schema error.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(swagger, {
     openapi: {
@@ -53,13 +73,30 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     verifier: rt.verifier,
     profile: rt.profile,
     permissionCatalog: rt.permissionCatalog,
+    consentGate: config.consentGate,
     apiLimiter: limiter('rl:api', config.rateLimits.api),
+  });
+
+  // Routes that opt in with config.idempotent get Idempotency-Key handling (spec 4.1); it must be
+  // installed before they are declared. Results are scoped by organization and principal.
+  installIdempotency(app, {
+    store: rt.redis ? createRedisIdempotencyStore(rt.redis, { keyPrefix: `${config.redisKeyPrefix}idem:` }) : createMemoryIdempotencyStore(),
+    scopeOf: (request) => `${request.ctx?.orgId ?? 'none'}:${request.ctx?.principalId ?? 'anonymous'}`,
+    ttlSeconds: config.idempotencyTtlSeconds,
   });
 
   healthRoutes(app, { db: rt.db, redis: rt.redis, startedAt: Date.now() });
   systemInfoRoutes(app, config.systemInfo);
   meRoutes(app);
   organizationRoutes(app, { db: rt.db, resolveLimiter: limiter('rl:resolve', config.rateLimits.publicResolve) });
+  memberRoutes(app, rt);
+  roleRoutes(app, rt);
+  domainRoutes(app, rt);
+  locationRoutes(app, rt);
+  userRoutes(app, rt);
+  consentRoutes(app, rt);
+  accountRoutes(app, rt);
+  gdprRoutes(app, rt);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   return app;

@@ -31,6 +31,10 @@ const Env = Type.Object({
   RATELIMIT_API_WINDOW: Type.String({ default: '60' }),
   RATELIMIT_PUBLIC_RESOLVE_LIMIT: Type.Integer({ default: 30, minimum: 1 }),
   RATELIMIT_PUBLIC_RESOLVE_WINDOW: Type.String({ default: '60' }),
+  DNS_SERVERS: Type.String({ default: '' }),
+  DOMAIN_VERIFICATION_PREFIX: Type.String({ default: '_clinic-verification', pattern: '^_?[a-z0-9-]+$' }),
+  CONSENT_GATE: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  IDEMPOTENCY_TTL_SECONDS: Type.Integer({ default: 86_400, minimum: 60 }),
   SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
   SYSTEM_MANUFACTURER_ADDRESS: Type.String({ default: 'Not configured: set SYSTEM_MANUFACTURER_ADDRESS' }),
   SYSTEM_PRODUCT_NAME: Type.String({ default: 'Clinic Platform' }),
@@ -70,6 +74,16 @@ export interface Config {
           | { source: 'oidc_userinfo'; userinfoUrl: string }
           | { source: 'clerk'; apiUrl: string; secretKey: string };
       };
+  /** Resolvers used to verify custom domains (host or host:port); empty means the system's. */
+  dnsServers: string[];
+  /** TXT records are looked up at `<prefix>.<domain>`. */
+  domainVerificationPrefix: string;
+  idempotencyTtlSeconds: number;
+  /**
+   * The universal re-consent gate (spec 4.6 rule 3). On unless CONSENT_GATE=off, which exists for
+   * bench/gate.ts (the gate against no gate on the same data) and must not be used in production.
+   */
+  consentGate: boolean;
   rateLimits: {
     api: { limit: number; windowSeconds: number };
     publicResolve: { limit: number; windowSeconds: number };
@@ -164,6 +178,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     bodyLimitBytes: values.BODY_LIMIT_BYTES,
     trustProxy: parseTrustProxy(values.TRUST_PROXY),
     auth,
+    dnsServers: values.DNS_SERVERS.split(',').map((s) => s.trim()).filter(Boolean),
+    domainVerificationPrefix: values.DOMAIN_VERIFICATION_PREFIX,
+    idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
+    consentGate: values.CONSENT_GATE === 'on',
     rateLimits: {
       api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },
       publicResolve: {

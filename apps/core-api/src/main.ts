@@ -4,12 +4,28 @@ import { DataDirBusyError } from './platform/embedded-lock.ts';
 import { startControlServer } from './platform/control-server.ts';
 import { createRuntime } from './platform/runtime.ts';
 
+/** A start-up failure with a message for the operator rather than a stack trace. */
+class StartError extends Error {}
+
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const rt = await createRuntime(config);
-  const app = await buildApp(rt);
-  const address = await app.listen({ host: config.host, port: config.port });
-  const control = rt.lock ? await startControlServer(rt) : null;
+  let address: string;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let control: { close(): Promise<void> } | null;
+  try {
+    app = await buildApp(rt);
+    address = await app.listen({ host: config.host, port: config.port });
+    control = rt.lock ? await startControlServer(rt) : null;
+  } catch (err) {
+    // Give the data folder back (lock and database) before exiting, so the next start or CLI run
+    // does not find it held by a process that is gone.
+    await rt.close().catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new StartError(`port ${config.port} on ${config.host} is already in use: stop what listens there, or set PORT to another port.`);
+    }
+    throw err;
+  }
 
   const url = config.publicUrl.startsWith('http') && config.port !== 0 ? config.publicUrl : address;
   const embedded = !config.databaseUrl;
@@ -41,7 +57,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof DataDirBusyError) {
+  if (err instanceof ConfigError || err instanceof DataDirBusyError || err instanceof StartError) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`Cannot start: ${(err as Error).stack ?? String(err)}\n`);

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type Database, type TestDatabase } from '@clinic/db';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -5,6 +6,18 @@ import { buildApp } from '../src/app.ts';
 import { parseConfig, type Config } from '../src/config.ts';
 import { createDevIssuer, type DevIssuer } from '../src/platform/auth/dev-issuer.ts';
 import { createRuntime, type Runtime } from '../src/platform/runtime.ts';
+
+/** The shape of an app.inject response that the assertions below read. */
+export type Res = { statusCode: number; body: string; headers: Record<string, unknown>; json: () => any };
+
+/** Asserts the error envelope of spec 2.2: the status, the code and a non-empty message; returns `error`. */
+export function assertError(res: Res, status: number, code: string) {
+  assert.equal(res.statusCode, status, res.body);
+  const err = res.json().error;
+  assert.equal(err.code, code, res.body);
+  assert.ok(typeof err.message === 'string' && err.message.length > 0, res.body);
+  return err;
+}
 
 export const MODE = process.env.TEST_MODE === 'services' ? 'services' : 'embedded';
 export const REDIS_URL = MODE === 'services' ? (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') : null;

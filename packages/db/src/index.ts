@@ -1,4 +1,4 @@
-export type { Database, Transaction, Queryable, QueryResult, RequestScope, AppRole, PoolMetrics } from './types.ts';
+export type { Database, Transaction, Queryable, QueryOptions, QueryResult, RequestScope, AppRole, PoolMetrics } from './types.ts';
 export { NIL_UUID, scopeStatement } from './scope.ts';
 export { openPglite } from './pglite.ts';
 export { openPostgres, type PostgresOptions } from './postgres.ts';

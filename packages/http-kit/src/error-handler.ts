@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errorBody, errors } from './errors.ts';
 
 interface AjvError {
@@ -48,18 +48,35 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       return new AppError(415, 'unsupported_media_type', 'Send the body as application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError(400, 'invalid_body', 'The Content-Length header does not match the body.');
+    // Raised by the router before any route runs; they reach the client through frameworkErrors.
+    case 'FST_ERR_BAD_URL':
+      return new AppError(400, 'invalid_url', 'The request path is not a valid URL (bad percent-encoding).');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // Every path parameter is an id of 36 characters: a longer one names nothing.
+      return errors.notFound();
   }
   if (err instanceof SyntaxError && fe.statusCode === 400) return errors.invalidBody();
   return errors.internal();
 }
 
+function sendError(err: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
+  const appErr = toAppError(err);
+  if (appErr.statusCode >= 500) request.log.error({ err }, 'request failed');
+  if (appErr.headers) reply.headers(appErr.headers);
+  return reply.status(appErr.statusCode).send(errorBody(appErr));
+}
+
+/**
+ * The Fastify constructor option `frameworkErrors`: errors the router raises before routing (a path
+ * with bad percent-encoding, an over-long path parameter) get the same envelope as every other
+ * error, instead of Fastify's own `{ error, code, message, statusCode }` body.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(err, request, reply);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
-    const appErr = toAppError(err);
-    if (appErr.statusCode >= 500) request.log.error({ err }, 'request failed');
-    if (appErr.headers) reply.headers(appErr.headers);
-    return reply.status(appErr.statusCode).send(errorBody(appErr));
-  });
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((request, reply) => {
     return reply.status(404).send(errorBody(errors.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)));
   });

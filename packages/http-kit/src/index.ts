@@ -1,6 +1,24 @@
 export { AppError, errors, errorBody, type ErrorBody } from './errors.ts';
-export { installErrorHandling, toAppError, fieldsFromValidation } from './error-handler.ts';
+export { installErrorHandling, toAppError, fieldsFromValidation, frameworkErrors } from './error-handler.ts';
 export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
 export { createJwtVerifier, bearerToken, type TokenVerifier, type VerifiedToken } from './jwt.ts';
 export { installValidators } from './validators.ts';
 export { ErrorResponse, Uuid, DataOf, Timestamp } from './schemas.ts';
+export {
+  installIdempotency,
+  createMemoryIdempotencyStore,
+  createRedisIdempotencyStore,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_REPLAYED_HEADER,
+  IDEMPOTENCY_KEY_PATTERN,
+  type IdempotencyStore,
+  type IdempotencyOptions,
+  type MemoryIdempotencyStoreOptions,
+  type RedisIdempotencyStoreOptions,
+} from './idempotency.ts';
+export {
+  LIST_LIMITS, parsePagination, parseSort, parseFilters, parseDateRange, parsePicker, containsPattern,
+  listEnvelope, pickerEnvelope, SqlWhere, PaginationSchema, ListQuery, ListQueryWith, SortParam, DateRangeQuery,
+  PickerQuery, ListOf, PickerOf,
+  type Pagination, type SortClause, type Sort, type DateRange, type Picker, type ListEnvelope,
+} from './list.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { errors } from './errors.ts';
+import { AppError, errors } from './errors.ts';
 
 export interface VerifiedToken {
   subject: string;
@@ -27,12 +27,38 @@ export interface JwtVerifierOptions {
 
 const DEFAULT_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
+/** Thrown by the key look-up when the key set itself cannot be had: the provider, not the token, failed. */
+class KeySetUnavailable extends Error {}
+
+/**
+ * Failures of fetching the remote JWKS (network error, time-out, non-200, not JSON, not a key set)
+ * say nothing about the token: answering 401 would tell clients to sign the user out, and letting
+ * the raw error through would be a 500. They become 503 identity_provider_unavailable instead.
+ * A key set that was fetched but has no key for the token (JWKSNoMatchingKey) stays a 401.
+ */
+function isKeySetFailure(err: unknown): boolean {
+  if (!(err instanceof joseErrors.JOSEError)) return true;
+  return err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid || err.code === 'ERR_JOSE_GENERIC';
+}
+
+function guardKeys(keys: JWTVerifyGetKey): JWTVerifyGetKey {
+  return async (header, token) => {
+    try {
+      return await keys(header, token);
+    } catch (err) {
+      if (isKeySetFailure(err)) throw new KeySetUnavailable('key set unavailable', { cause: err });
+      throw err;
+    }
+  };
+}
+
 /**
  * Verifies bearer tokens with jose. Verified tokens are cached by hash until they expire, so a repeat
  * request costs a hash and a map look-up; the remote JWKS is fetched by jose only on an unknown kid.
  */
 export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
   const cache = new LRUCache<string, VerifiedToken>({ max: opts.cacheSize ?? 10_000 });
+  const keys = guardKeys(opts.keys);
   return {
     async verify(token) {
       const key = createHash('sha256').update(token).digest('base64url');
@@ -41,7 +67,7 @@ export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
       if (hit && hit.expiresAt > now) return hit;
       let payload: JWTPayload;
       try {
-        ({ payload } = await jwtVerify(token, opts.keys, {
+        ({ payload } = await jwtVerify(token, keys, {
           issuer: opts.issuer,
           ...(opts.audience ? { audience: opts.audience } : {}),
           algorithms: opts.algorithms ?? DEFAULT_ALGS,
@@ -50,6 +76,13 @@ export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
         }));
       } catch (err) {
         if (err instanceof joseErrors.JOSEError) throw errors.unauthorized(`The bearer token is not valid (${err.code}).`);
+        if (err instanceof KeySetUnavailable) {
+          // The cause (which host failed, how) goes to the log with the 5xx, never to the client.
+          const unavailable = new AppError(503, 'identity_provider_unavailable', 'Could not load the signing keys of the identity provider; retry in a moment.', {
+            headers: { 'retry-after': '5' },
+          });
+          throw Object.assign(unavailable, { cause: err.cause });
+        }
         throw err;
       }
       const verified: VerifiedToken = {

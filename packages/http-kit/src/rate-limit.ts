@@ -22,11 +22,25 @@ export interface RateLimiterOptions {
   keyPrefix: string;
   points: number;
   durationSeconds: number;
+  /** How long a Redis store may take before the request passes without it (fail open); default 250 ms. */
+  timeoutMs?: number;
+}
+
+class StoreTimeout extends Error {}
+
+/** The store's answer, or a StoreTimeout: a Redis that accepts commands but never answers must not hold requests. */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeout(`rate-limit store did not answer in ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
- * Fixed-window limiter over rate-limiter-flexible: the same API on memory and Redis. A store error
- * lets the request pass, because a broken limiter must not take the API down with it.
+ * Fixed-window limiter over rate-limiter-flexible: the same API on memory and Redis. A store error or
+ * a store that does not answer in time lets the request pass, because a broken limiter must not take
+ * the API down with it.
  */
 export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const base = { keyPrefix: opts.keyPrefix, points: opts.points, duration: opts.durationSeconds };
@@ -40,11 +54,13 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     resetSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
     storeFailed: false,
   });
+  const timeoutMs = opts.timeoutMs ?? 250;
   return {
     limit: opts.points,
     async consume(key) {
       try {
-        return decide(await limiter.consume(key), true);
+        // The memory store answers synchronously; only a network store needs the time bound.
+        return decide(await (opts.redis ? withTimeout(limiter.consume(key), timeoutMs) : limiter.consume(key)), true);
       } catch (err) {
         if (err instanceof RateLimiterRes) return decide(err, false);
         return { allowed: true, limit: opts.points, remaining: opts.points, resetSeconds: opts.durationSeconds, storeFailed: true };

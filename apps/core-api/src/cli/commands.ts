@@ -15,18 +15,27 @@ export class UsageError extends Error {}
  * run and a run handed to the embedded server's control endpoint. Superadmin is granted only here:
  * a direct database change, never an API route (spec 5.6).
  */
+type Command = { verb: 'migrate' } | { verb: 'grant' | 'revoke'; email: string };
+
+/** Validates the arguments without touching anything, so a usage error never opens the database. */
+export function parseCommand(args: string[]): Command {
+  const [verb, sub, arg, ...rest] = args;
+  if (verb === 'migrate' && args.length === 1) return { verb: 'migrate' };
+  if (verb === 'superadmin' && (sub === 'grant' || sub === 'revoke') && arg && rest.length === 0) {
+    const email = arg.trim().toLowerCase();
+    if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError(`"${arg}" is not an email address`);
+    return { verb: sub, email };
+  }
+  throw new UsageError(USAGE);
+}
+
 export async function runCommand(db: Database, args: string[]): Promise<string> {
-  const [verb, sub, arg] = args;
-  if (verb === 'migrate') {
+  const command = parseCommand(args);
+  if (command.verb === 'migrate') {
     const applied = await migrate(db, MIGRATIONS_DIR);
     return applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date';
   }
-  if (verb === 'superadmin' && (sub === 'grant' || sub === 'revoke') && arg) {
-    const email = arg.trim().toLowerCase();
-    if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError(`"${arg}" is not an email address`);
-    return sub === 'grant' ? grantSuperadmin(db, email) : revokeSuperadmin(db, email);
-  }
-  throw new UsageError(USAGE);
+  return command.verb === 'grant' ? grantSuperadmin(db, command.email) : revokeSuperadmin(db, command.email);
 }
 
 async function grantSuperadmin(db: Database, email: string): Promise<string> {

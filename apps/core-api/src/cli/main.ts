@@ -1,18 +1,30 @@
 import { join } from 'node:path';
-import { openPglite, openPostgres } from '@clinic/db';
+import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { request } from 'undici';
 import { ConfigError, parseConfig } from '../config.ts';
 import { acquireLock, DataDirBusyError, readLiveLock } from '../platform/embedded-lock.ts';
-import { runCommand, UsageError, USAGE } from './commands.ts';
+import { MIGRATIONS_DIR } from '../platform/runtime.ts';
+import { parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
+
+/**
+ * Runs a command on a database this process opened itself. The schema is brought up to date first,
+ * as the server does at start-up: `superadmin grant` on a fresh data folder must not fail for lack of
+ * a users table.
+ */
+async function runDirect(db: Database, args: string[]): Promise<string> {
+  if (args[0] !== 'migrate') await migrate(db, MIGRATIONS_DIR);
+  return runCommand(db, args);
+}
 
 /** `npm run cli -- <command>`: on PostgreSQL directly; on the embedded default through the running server if there is one. */
 async function main(args: string[]): Promise<string> {
   if (args.length === 0 || args[0] === 'help' || args[0] === '--help') return USAGE;
+  parseCommand(args);
   const config = parseConfig(process.env);
   if (config.databaseUrl) {
     const db = await openPostgres({ connectionString: config.databaseUrl, max: 2 });
     try {
-      return await runCommand(db, args);
+      return await runDirect(db, args);
     } finally {
       await db.close();
     }
@@ -33,7 +45,7 @@ async function main(args: string[]): Promise<string> {
   const lock = await acquireLock(config.dataDir);
   const db = await openPglite(join(config.dataDir, 'pgdata'));
   try {
-    return await runCommand(db, args);
+    return await runDirect(db, args);
   } finally {
     await db.close();
     await lock.release();

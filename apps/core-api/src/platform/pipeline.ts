@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
-import { bearerToken, errors, rateLimitHeaders, type RateLimiter } from '@clinic/http-kit';
+import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasOrgAccess, hasPermission, scopeOf, type RequestContext } from '../modules/identity/context.ts';
 import { resolveContext, type IdentityDeps } from '../modules/identity/service.ts';
@@ -17,6 +17,11 @@ declare module 'fastify' {
     public?: boolean;
     /** Path parameter naming the organization the route acts on; it wins over X-Organization-ID. */
     orgParam?: string;
+    /**
+     * Reachable while the re-consent gate would answer 412 (spec 4.6 rule 3): the routes a caller needs
+     * to read what to accept and to accept it.
+     */
+    consentExempt?: boolean;
   }
 }
 
@@ -27,29 +32,58 @@ export interface PipelineDeps extends IdentityDeps {
   apiLimiter: RateLimiter;
 }
 
-/** X-Organization-ID, or the route's organization parameter; the nil UUID means no scope. */
+/**
+ * The organization a request asks for: the route's organization parameter, else X-Organization-ID.
+ * An explicit nil UUID in the header asks for no scope (spec 2.1) and is passed on as such, so the
+ * stored and first organizations do not apply; `header` is null then (no patient link to make).
+ */
 function requestedOrganization(request: FastifyRequest): { requested: string | null; header: string | null } {
   const raw = request.headers['x-organization-id'];
   const headerValue = Array.isArray(raw) ? raw[0] : raw;
-  let header: string | null = null;
+  let requestedByHeader: string | null = null;
   if (headerValue !== undefined && headerValue !== '') {
     if (!UUID.test(headerValue)) throw errors.validation({ 'X-Organization-ID': 'must be a uuid' }, 'The X-Organization-ID header is not a uuid.');
-    header = headerValue.toLowerCase() === NIL_UUID ? null : headerValue.toLowerCase();
+    requestedByHeader = headerValue.toLowerCase();
   }
+  const header = requestedByHeader === NIL_UUID ? null : requestedByHeader;
   const param = request.routeOptions.config.orgParam;
   const fromPath = param ? (request.params as Record<string, string | undefined>)[param] : undefined;
   if (fromPath !== undefined) {
     if (!UUID.test(fromPath)) throw errors.notFound();
+    // No organization has the nil id: a path naming it names nothing.
+    if (fromPath === NIL_UUID) throw errors.organizationNotFound();
     return { requested: fromPath.toLowerCase(), header };
   }
-  return { requested: header, header };
+  return { requested: requestedByHeader, header };
+}
+
+/**
+ * Routes of other modules that stay reachable while consents are missing: who the caller is and its
+ * preferences (language to read the texts in) and clinics. Marked here, as the routes are added, so
+ * that their modules need not know about consent; the consent module marks its own routes.
+ */
+const CONSENT_EXEMPT_ROUTES = new Set(['GET /v1/me', 'PATCH /v1/me', 'GET /v1/me/clinics']);
+
+/** The 412 of the re-consent gate: every missing purpose with the version to accept. */
+function consentRequired(missing: RequestContext['missingConsents']): AppError {
+  const codes = missing.map((m) => (m.organization_id ? `${m.purpose_code} (organization ${m.organization_id})` : m.purpose_code));
+  return new AppError(
+    412,
+    'consent_required',
+    `Accept the latest version of: ${codes.join(', ')}. Read them at GET /v1/consent-purposes and accept them with POST /v1/me/consents.`,
+    { extra: { missing } },
+  );
 }
 
 /**
  * The request pipeline of DESIGN.md section 2, up to the route gate: per-IP limit at the entry of /v1,
- * authentication, just-in-time provisioning and the organization context.
+ * authentication, just-in-time provisioning, the organization context and the re-consent gate.
  */
 export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void {
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.some((m) => CONSENT_EXEMPT_ROUTES.has(`${m} ${route.url}`))) route.config = { ...route.config, consentExempt: true };
+  });
   app.decorateRequest('ctx', null);
   app.decorateRequest('inTx', function <T>(this: FastifyRequest, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     if (!this.ctx) throw new Error('inTx on a route without a request context');
@@ -57,17 +91,25 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url.startsWith('/v1/')) {
+    // Decided on the route pattern, not the raw URL: the router decodes paths, so `/%761/me` or an
+    // absolute-form URL reaches /v1 routes while the raw URL does not start with /v1/.
+    const underV1 = (request.routeOptions.url ?? request.url).startsWith('/v1/');
+    if (underV1) {
       // Caps what an address can make us spend on token verification (spec 8, entry to /v1).
       const decision = await deps.apiLimiter.consume(`ip:${request.ip}`);
       reply.headers(rateLimitHeaders(decision));
       if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
     }
-    if (request.is404 || request.routeOptions.config.public || !request.url.startsWith('/v1/')) return;
+    if (request.is404 || request.routeOptions.config.public || !underV1) return;
     const rawToken = bearerToken(request.headers.authorization);
     if (!rawToken) throw errors.unauthorized();
+    // Verify before looking at headers: a caller without a valid token learns nothing but 401.
+    // resolveContext verifies again, which is a cache hit.
+    await deps.verifier.verify(rawToken);
     const { requested, header } = requestedOrganization(request);
     request.ctx = await resolveContext(deps, { rawToken, requestedOrgId: requested, headerOrgId: header, ip: request.ip, log: request.log });
+    // Re-consent gate (spec 4.6 rule 3): computed by the context statement, so no extra round trip.
+    if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt) throw consentRequired(request.ctx.missingConsents);
   });
 }
 

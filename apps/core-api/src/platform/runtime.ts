@@ -37,7 +37,7 @@ export function createLogger(config: Config): Logger {
 
 /** Connects to Redis without queueing commands while it is down, so callers fail fast and fail open. */
 export async function connectRedis(url: string, logger: Logger): Promise<Redis> {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, lazyConnect: true });
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 500, lazyConnect: true });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
   await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'redis unreachable at start-up; running degraded'));
   return redis;

@@ -25,6 +25,18 @@ export interface RequestContext {
   permissions: string[];
   isStaff: boolean;
   isPatient: boolean;
+  /**
+   * Required consent purposes (with their latest version) the caller has not accepted; non-empty
+   * means the re-consent gate answers 412 on every route that is not consent-exempt.
+   */
+  missingConsents: MissingConsent[];
+}
+
+export interface MissingConsent {
+  purpose_code: string;
+  /** null for a platform-scope purpose. */
+  organization_id: string | null;
+  version: number;
 }
 
 export function hasPermission(ctx: RequestContext, code: string): boolean {

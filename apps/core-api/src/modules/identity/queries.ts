@@ -16,21 +16,18 @@ export interface ContextRow {
   role_id: string | null;
   role_code: string | null;
   permissions: string[];
+  /** Required purposes whose latest published version the caller has not accepted (re-consent gate). */
+  missing_consents: { purpose_code: string; organization_id: string | null; version: number }[];
 }
 
 /**
  * The whole request context in one statement (DESIGN.md section 6: round trips are the budget):
  * principal, platform roles, memberships, patient links, the organization chosen by the order of
- * spec 4.1, the role and permission codes there. It also records activity at most once a minute.
- * Runs as the owner: it is the platform deciding who the caller is, before any tenant scope exists.
+ * spec 4.1, the role and permission codes there. It is read-only (activity is recorded separately,
+ * at most once a minute) and prepared by name, so PostgreSQL plans it once per connection. Runs as the owner: it is the platform deciding who the caller is, before any tenant scope exists.
  */
 const CONTEXT_SQL = `
-with touched as (
-  update users set last_activity = now()
-  where external_subject = $1 and (last_activity is null or last_activity < now() - interval '60 seconds')
-  returning id
-),
-u as (select * from users where external_subject = $1),
+with u as (select * from users where external_subject = $1),
 pr as (
   select coalesce(array_agg(pm.role order by pm.role), '{}') as roles
   from platform_memberships pm where pm.user_id = (select id from u)
@@ -46,14 +43,44 @@ p as (
 ),
 chosen as (
   select case
-    when $2::uuid is not null then $2::uuid
+    -- An explicit nil UUID asks for no scope (spec 2.1); it wins over the stored and first organizations.
+    when $2::uuid is not null then nullif($2::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
     when (select 'superadmin' = any(roles) from pr) then null
     when (select current_organization_id from u) in (select organization_id from m) then (select current_organization_id from u)
     else (select organization_id from m order by created_at, organization_id limit 1)
   end as org_id
+),
+-- Re-consent gate (spec 4.6 rule 3), folded in here so that it costs no round trip. Required
+-- purposes: platform-scope ones for every human caller but superadmins; the organization's own when
+-- an organization is in scope and the caller is a patient there (staff are bound by their employment
+-- contract, not by the clinic's patient terms). Agents and service accounts are bound by their
+-- organization's agreement. Only purposes with a published version count.
+req as (
+  select cp.code as purpose_code, case when cp.scope = 'org' then c.org_id end as organization_id
+  from consent_purposes cp cross join chosen c cross join u cross join p
+  where $3::boolean and cp.required and u.kind = 'human'
+    and not (select 'superadmin' = any(roles) from pr)
+    and (cp.scope = 'platform' or (c.org_id is not null and c.org_id = any(p.org_ids)))
+),
+-- The effective latest version: the clinic override's when the clinic has one, else the platform default's.
+latest as (
+  select r.purpose_code, r.organization_id, coalesce(
+    (select max(v.version) from consent_purpose_versions v where v.purpose_code = r.purpose_code and v.organization_id = r.organization_id),
+    (select max(v.version) from consent_purpose_versions v where v.purpose_code = r.purpose_code and v.organization_id is null)
+  ) as version
+  from req r
+),
+missing as (
+  select l.purpose_code, l.organization_id, l.version from latest l
+  where l.version is not null
+    and not exists (
+      select 1 from consent_ledger cl
+      where cl.patient_profile_id = (select id from u) and cl.purpose_code = l.purpose_code
+        and cl.organization_id is not distinct from l.organization_id
+        and cl.withdrawn_at is null and cl.purpose_version >= l.version)
 )
 select u.id, u.email, u.kind, u.confirmed,
-  case when exists (select 1 from touched) then now() else u.last_activity end as last_activity,
+  u.last_activity,
   u.current_organization_id as stored_org_id, u.preferred_language,
   pr.roles as platform_roles,
   coalesce((select json_agg(json_build_object('organization_id', organization_id, 'role_id', role_id, 'role_code', role_code)
@@ -63,13 +90,25 @@ select u.id, u.email, u.kind, u.confirmed,
   (c.org_id is null or exists (select 1 from organizations o where o.id = c.org_id)) as org_exists,
   cm.role_id, cm.role_code,
   coalesce((select array_agg(rp.permission_code order by rp.permission_code)
-            from role_permissions rp where rp.role_id = cm.role_id), '{}') as permissions
+            from role_permissions rp where rp.role_id = cm.role_id), '{}') as permissions,
+  coalesce((select json_agg(json_build_object('purpose_code', purpose_code, 'organization_id', organization_id, 'version', version)
+                            order by organization_id nulls first, purpose_code) from missing), '[]'::json) as missing_consents
 from u cross join pr cross join p cross join chosen c
 left join m cm on cm.organization_id = c.org_id`;
 
-export async function loadContext(db: Queryable, subject: string, requestedOrgId: string | null): Promise<ContextRow | null> {
-  const { rows } = await db.query<ContextRow>(CONTEXT_SQL, [subject, requestedOrgId]);
+export async function loadContext(db: Queryable, subject: string, requestedOrgId: string | null, consentGate = true): Promise<ContextRow | null> {
+  const { rows } = await db.query<ContextRow>(CONTEXT_SQL, [subject, requestedOrgId, consentGate], { name: 'request_context' });
   return rows[0] ?? null;
+}
+
+/** Stamps last_activity; the caller sends it only when the loaded value is a minute old or null. */
+export async function recordActivity(db: Queryable, userId: string): Promise<Date> {
+  const { rows } = await db.query<{ last_activity: Date }>(
+    `update users set last_activity = now() where id = $1 returning last_activity`,
+    [userId],
+    { name: 'record_activity' },
+  );
+  return rows[0]?.last_activity ?? new Date();
 }
 
 /**
@@ -93,6 +132,11 @@ export async function provisionUser(db: Queryable, subject: string, email: strin
     [subject, email],
   );
   return rows[0] ?? null;
+}
+
+export async function userIdBySubject(db: Queryable, subject: string): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>('select id from users where external_subject = $1', [subject]);
+  return rows[0]?.id ?? null;
 }
 
 /** Idempotent patient link; returns the new row's id, or null when it existed or the organization does not. */

@@ -1,10 +1,12 @@
 import { AppError, errors, type TokenVerifier, type VerifiedToken } from '@clinic/http-kit';
-import type { Database } from '@clinic/db';
+import { NIL_UUID, type Database } from '@clinic/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProfileSource } from '../../platform/auth/profile-source.ts';
 import { insertAudit } from '../audit/queries.ts';
 import type { RequestContext } from './context.ts';
-import { linkPatient, loadContext, provisionUser, type ContextRow } from './queries.ts';
+import { linkPatient, loadContext, provisionUser, recordActivity, userIdBySubject, type ContextRow } from './queries.ts';
+
+const ACTIVITY_RESOLUTION_MS = 60_000;
 
 export interface IdentityDeps {
   db: Database;
@@ -12,11 +14,13 @@ export interface IdentityDeps {
   profile: ProfileSource;
   /** Every permission code, for superadmins in an organization scope (they pass every check). */
   permissionCatalog: readonly string[];
+  /** The re-consent gate (config consentGate); off skips its part of the context statement. */
+  consentGate?: boolean;
 }
 
 export interface ContextRequest {
   rawToken: string;
-  /** Organization asked for by path or X-Organization-ID, already validated as a uuid. */
+  /** Organization asked for by path or X-Organization-ID, already validated as a uuid; the nil UUID asks for no scope. */
   requestedOrgId: string | null;
   /** X-Organization-ID only: what the patient portal sends on a first sign-in. */
   headerOrgId: string | null;
@@ -44,61 +48,76 @@ function toContext(row: ContextRow, catalog: readonly string[]): RequestContext 
     permissions: isSuperadmin && row.org_id !== null ? [...catalog] : row.permissions,
     isStaff,
     isPatient: row.org_id !== null && row.patient_org_ids.includes(row.org_id),
+    missingConsents: row.missing_consents,
   };
 }
 
 /**
- * Spec 5.4, steps 2 to 4: fetch the profile, insert the user ignoring conflicts, audit on a
- * best-effort basis, and link a patient when the portal named an organization.
+ * Spec 5.4, steps 2 to 4: fetch the profile, insert the user ignoring conflicts, link a patient
+ * when the portal named an organization, and audit both on a best-effort basis.
  */
 async function provision(deps: IdentityDeps, token: VerifiedToken, req: ContextRequest): Promise<void> {
   const email = (await deps.profile.primaryEmail(token, req.rawToken)).trim().toLowerCase();
-  const user = await provisionUser(deps.db, token.subject, email);
-  // Nothing inserted: a concurrent first request of the same user won, or the email belongs to
-  // another identity. The caller's second context load tells which.
-  if (!user) return;
+  const orgId = req.headerOrgId && req.headerOrgId !== NIL_UUID ? req.headerOrgId : null;
+  // User and patient link commit together: a concurrent request that already sees the user must
+  // also see the link, or its response would say "no patient" while the winner's says "patient".
+  const { user, userId, patientId } = await deps.db.transaction(async (tx) => {
+    const user = await provisionUser(tx, token.subject, email);
+    if (!orgId) return { user, userId: user?.id ?? null, patientId: null };
+    // Nothing inserted: either a concurrent first request of the same identity won (its row is
+    // committed, since the conflicting insert waited for it), or the email belongs to another
+    // identity (no row has this subject; the caller answers 409). The loser links the patient too,
+    // so the link does not depend on which request of the race carried the header.
+    const userId = user?.id ?? (await userIdBySubject(tx, token.subject));
+    // Idempotent: only the request that inserted the link gets its id (and writes the audit entry).
+    const patientId = userId ? await linkPatient(tx, orgId, userId) : null;
+    return { user, userId, patientId };
+  });
   const bestEffort = (what: string, work: Promise<unknown>) =>
-    work.catch((err: unknown) => req.log.warn({ err, userId: user.id }, `${what} audit entry failed; continuing`));
-  await bestEffort(
-    'provisioning',
-    insertAudit(deps.db, {
-      organizationId: null,
-      actorUserId: user.id,
-      action: user.created ? 'user.provisioned' : 'user.linked',
-      entityType: 'user',
-      entityId: user.id,
-      ip: req.ip,
-    }),
-  );
-  if (req.headerOrgId) {
-    const patientId = await linkPatient(deps.db, req.headerOrgId, user.id);
-    if (patientId) {
-      await bestEffort(
-        'patient link',
-        insertAudit(deps.db, {
-          organizationId: req.headerOrgId,
-          actorUserId: user.id,
-          action: 'patient.linked',
-          entityType: 'patient',
-          entityId: patientId,
-          data: { source: 'just_in_time_provisioning' },
-          ip: req.ip,
-        }),
-      );
-    }
+    work.catch((err: unknown) => req.log.warn({ err, userId }, `${what} audit entry failed; continuing`));
+  if (user) {
+    await bestEffort(
+      'provisioning',
+      insertAudit(deps.db, {
+        organizationId: null,
+        actorUserId: user.id,
+        action: user.created ? 'user.provisioned' : 'user.linked',
+        entityType: 'user',
+        entityId: user.id,
+        ip: req.ip,
+      }),
+    );
+  }
+  if (orgId && userId && patientId) {
+    await bestEffort(
+      'patient link',
+      insertAudit(deps.db, {
+        organizationId: orgId,
+        actorUserId: userId,
+        action: 'patient.linked',
+        entityType: 'patient',
+        entityId: patientId,
+        data: { source: 'just_in_time_provisioning' },
+        ip: req.ip,
+      }),
+    );
   }
 }
 
 export async function resolveContext(deps: IdentityDeps, req: ContextRequest): Promise<RequestContext> {
   const token = await deps.verifier.verify(req.rawToken);
-  let row = await loadContext(deps.db, token.subject, req.requestedOrgId);
+  let row = await loadContext(deps.db, token.subject, req.requestedOrgId, deps.consentGate !== false);
   if (!row) {
     await provision(deps, token, req);
-    row = await loadContext(deps.db, token.subject, req.requestedOrgId);
+    row = await loadContext(deps.db, token.subject, req.requestedOrgId, deps.consentGate !== false);
     if (!row) {
       throw new AppError(409, 'identity_conflict', 'This email is already linked to another sign-in identity; contact support to merge them.');
     }
   }
   if (!row.org_exists) throw errors.organizationNotFound();
+  // At most one write a minute per user: the hot path stays read-only.
+  if (!row.last_activity || Date.now() - row.last_activity.getTime() > ACTIVITY_RESOLUTION_MS) {
+    row.last_activity = await recordActivity(deps.db, row.id);
+  }
   return toContext(row, deps.permissionCatalog);
 }

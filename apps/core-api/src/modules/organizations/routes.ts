@@ -1,11 +1,11 @@
-import { DataOf, ErrorResponse, errors, rateLimitHeaders, Uuid, type RateLimiter } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, ListOf, rateLimitHeaders, Uuid, type RateLimiter } from '@clinic/http-kit';
 import type { Database } from '@clinic/db';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requireOrgAccess, requireSuperadmin } from '../../platform/pipeline.ts';
-import { CreateOrganizationBody, Organization, PublicOrganization } from './schemas.ts';
-import { createOrganization, getOrganization, resolvePublic } from './service.ts';
+import { requireOrgAccess, requirePermission, requireSuperadmin } from '../../platform/pipeline.ts';
+import { CreateOrganizationBody, Organization, OrganizationListQuery, OrganizationSettings, PublicOrganization, UpdateOrganizationBody } from './schemas.ts';
+import { createOrganization, getOrganization, getOrgSettings, listOrganizations, resolvePublic, updateOrganization, type Actor } from './service.ts';
 
 export interface OrganizationRouteDeps {
   db: Database;
@@ -14,6 +14,10 @@ export interface OrganizationRouteDeps {
 
 const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
 const bearer = [{ bearerAuth: [] }];
+const IdParams = Type.Object({ id: Uuid });
+
+/** A gate ran, so the request has its context; with orgParam 'id' its organization is the path's. */
+const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 export function organizationRoutes(app: FastifyInstance, deps: OrganizationRouteDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -22,6 +26,15 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
     '/v1/public/organizations/resolve',
     {
       config: { public: true },
+      // In onRequest, before query validation: every request to the route is counted and carries
+      // this route's X-RateLimit-* headers, including the 422s of the query schema (spec 8).
+      onRequest: [
+        async (request, reply) => {
+          const decision = await deps.resolveLimiter.consume(`ip:${request.ip}`);
+          reply.headers(rateLimitHeaders(decision));
+          if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
+        },
+      ],
       schema: {
         operationId: 'resolveOrganization',
         tags: ['public'],
@@ -31,17 +44,37 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
         response: { 200: DataOf(PublicOrganization), 404: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
       },
     },
-    async (request, reply) => {
-      const decision = await deps.resolveLimiter.consume(`ip:${request.ip}`);
-      reply.headers(rateLimitHeaders(decision));
-      if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
-      return { data: await resolvePublic(deps.db, request.query) };
+    async (request) => ({ data: await resolvePublic(deps.db, request.query) }),
+  );
+
+  r.get(
+    '/v1/organizations',
+    {
+      schema: {
+        operationId: 'listOrganizations',
+        tags: ['organizations'],
+        summary: 'List the organizations where the caller is a staff member (superadmin: all)',
+        description:
+          'Staff memberships only; organizations where the caller is a patient are listed by GET /v1/me/clinics. A ' +
+          'superadmin (no memberships) gets every organization. Pagination; sort by name, slug, created_at (newest first ' +
+          'by default; an unknown field is 422 validation_failed with fields.sort); q (substring of name or slug); ' +
+          'created_at_after/_before.',
+        security: bearer,
+        querystring: OrganizationListQuery,
+        response: { 200: ListOf(Organization), 401: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const ctx = request.ctx!;
+      return request.inTx((tx) => listOrganizations(tx, ctx, request.query));
     },
   );
 
   r.post(
     '/v1/organizations',
     {
+      // Creates a resource: Idempotency-Key is honoured (spec 4.1), after the superadmin gate.
+      config: { idempotent: true },
       onRequest: [requireSuperadmin()],
       schema: {
         operationId: 'createOrganization',
@@ -49,7 +82,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
         summary: 'Create an organization (superadmin); clones the system role templates atomically',
         security: bearer,
         body: CreateOrganizationBody,
-        response: { 201: DataOf(Organization), ...errorResponses },
+        response: { 201: DataOf(Organization), ...errorResponses, 422: ErrorResponse },
       },
     },
     async (request, reply) => {
@@ -74,5 +107,49 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       },
     },
     async (request) => ({ data: await request.inTx((tx) => getOrganization(tx, request.params.id)) }),
+  );
+
+  r.patch(
+    '/v1/organizations/:id',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [requirePermission('organizations.update')],
+      schema: {
+        operationId: 'updateOrganization',
+        tags: ['organizations'],
+        summary: 'Change the name, slug or language of an organization',
+        description:
+          'Needs organizations.update in that organization (superadmins pass). Send only the fields to change; an empty ' +
+          'body or an unknown field is 400 validation_error. language_code is stored as given: front-ends render en and ro ' +
+          'and fall back to en for any other value. A slug used by another organization is 409 slug_taken. Audited as ' +
+          'organization.updated with the changed fields (from, to); a body that changes nothing writes nothing.',
+        security: bearer,
+        params: IdParams,
+        body: UpdateOrganizationBody,
+        response: { 200: DataOf(Organization), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await request.inTx((tx) => updateOrganization(tx, actorOf(request), request.params.id.toLowerCase(), request.body)) }),
+  );
+
+  r.get(
+    '/v1/organizations/:id/settings',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [requirePermission('organizations.view_directory')],
+      schema: {
+        operationId: 'getOrgSettings',
+        tags: ['organizations'],
+        summary: 'Read the settings of an organization',
+        description:
+          'Needs organizations.view_directory in that organization (spec 2.7; every system role holds it, patients do not). ' +
+          'language_code is the organization\'s (front-ends render en and ro and fall back to en); default_timezone is ' +
+          'the IANA zone used where no location gives one.',
+        security: bearer,
+        params: IdParams,
+        response: { 200: DataOf(OrganizationSettings), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await request.inTx((tx) => getOrgSettings(tx, request.params.id.toLowerCase())) }),
   );
 }

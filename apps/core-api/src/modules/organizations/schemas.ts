@@ -1,12 +1,16 @@
-import { Timestamp, Uuid } from '@clinic/http-kit';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { ORGANIZATION_SORT } from './service.ts';
+
+const LANGUAGE_DOC =
+  'Stored as given (no value constraint beyond 1 to 35 characters, spec 2.5). Front-ends render en and ro and fall back to en for anything else.';
 
 export const Organization = Type.Object(
   {
     id: Uuid,
     slug: Type.String(),
     name: Type.String(),
-    language_code: Type.String({ description: 'Stored as given; front-ends render en and ro and fall back to en for anything else.' }),
+    language_code: Type.String({ description: LANGUAGE_DOC }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -21,11 +25,44 @@ export const PublicOrganization = Type.Object({
   language_code: Type.String(),
 });
 
+// The table's checks, as schemas: a bad value is a 400 naming the field, never a 500 from the database.
+const fields = {
+  // At least one non-space character: a name of blanks renders as nothing in every picker.
+  name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
+  slug: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'lowercase letters, digits and hyphens; used by resolve' }),
+  language_code: Type.String({ minLength: 1, maxLength: 35, description: LANGUAGE_DOC }),
+};
+
 export const CreateOrganizationBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    slug: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'lowercase letters, digits and hyphens; used by resolve' }),
-    language_code: Type.Optional(Type.String({ minLength: 1, maxLength: 35, description: 'default en' })),
+    name: fields.name,
+    slug: fields.slug,
+    language_code: Type.Optional(Type.String({ ...fields.language_code, description: `Default en. ${LANGUAGE_DOC}` })),
   },
   { additionalProperties: false },
+);
+
+export const UpdateOrganizationBody = Type.Object(
+  {
+    name: Type.Optional(fields.name),
+    slug: Type.Optional(fields.slug),
+    language_code: Type.Optional(fields.language_code),
+  },
+  { additionalProperties: false, description: 'Only the fields to change (at least one).' },
+);
+
+export const OrganizationListQuery = ListQueryWith({
+  sort: SortParam(ORGANIZATION_SORT),
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name or the slug.' })),
+  ...DateRangeQuery('created_at'),
+});
+
+export const OrganizationSettings = Type.Object(
+  {
+    organization_id: Uuid,
+    language_code: Type.String({ description: `The organization's language_code (edited with PATCH /v1/organizations/{id}). ${LANGUAGE_DOC}` }),
+    default_timezone: Type.String({ description: 'IANA time zone name used where no location gives one; default UTC.' }),
+    updated_at: Timestamp,
+  },
+  { $id: 'OrganizationSettings', description: 'updated_at is the last change to any field shown here (settings row or organization).' },
 );

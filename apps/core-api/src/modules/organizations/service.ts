@@ -1,8 +1,21 @@
 import type { Database, Queryable } from '@clinic/db';
-import { errors } from '@clinic/http-kit';
+import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
 import type { RequestContext } from '../identity/context.ts';
-import { cloneRoleTemplates, findOrganization, insertOrganization, resolveOrganization, type NewOrganization, type OrganizationRow } from './queries.ts';
+import {
+  cloneRoleTemplates,
+  findOrganization,
+  findOrganizationSettings,
+  insertOrganization,
+  listOrganizationRows,
+  lockOrganization,
+  resolveOrganization,
+  updateOrganizationRow,
+  type NewOrganization,
+  type OrganizationChange,
+  type OrganizationRow,
+  type OrganizationSettingsRow,
+} from './queries.ts';
 
 export interface Actor {
   ctx: RequestContext;
@@ -29,6 +42,74 @@ export async function getOrganization(tx: Queryable, id: string): Promise<Organi
   const org = await findOrganization(tx, id);
   if (!org) throw errors.organizationNotFound();
   return org;
+}
+
+/** Public sort fields and the SQL they stand for; `o.id` breaks ties. Names sort case-insensitively. */
+export const ORGANIZATION_SORT = { name: 'lower(o.name)', slug: 'o.slug', created_at: 'o.created_at' } as const;
+
+/**
+ * GET /v1/organizations (spec 4.1 list conventions): the organizations where the caller is a staff
+ * member; patient organizations are GET /v1/me/clinics. A superadmin has no memberships (spec 5.6)
+ * and gets every organization, which is what the console lists.
+ */
+export async function listOrganizations(tx: Queryable, ctx: RequestContext, query: Record<string, unknown>): Promise<ListEnvelope<OrganizationRow>> {
+  const page = parsePagination(query);
+  const sort = parseSort(query.sort, ORGANIZATION_SORT, '-created_at', 'o.id');
+  const created = parseDateRange(query, 'created_at');
+  const q = typeof query.q === 'string' ? query.q.trim() : '';
+  const { rows, total } = await listOrganizationRows(
+    tx,
+    { memberId: ctx.isSuperadmin ? null : ctx.principalId, q: q || undefined, created },
+    sort,
+    page,
+  );
+  return listEnvelope(rows, page, total);
+}
+
+export interface UpdateOrganizationInput {
+  name?: string | undefined;
+  slug?: string | undefined;
+  language_code?: string | undefined;
+}
+
+/**
+ * PATCH /v1/organizations/{id}: only the fields given, and of those only the ones whose value differs
+ * are written and audited (`changes: { field: { from, to } }`, same transaction). A PATCH that changes
+ * nothing writes nothing and returns the organization.
+ */
+export async function updateOrganization(tx: Queryable, actor: Actor, id: string, input: UpdateOrganizationInput): Promise<OrganizationRow> {
+  const given = (['name', 'slug', 'language_code'] as const).filter((k) => input[k] !== undefined);
+  if (!given.length) throw errors.validation({ _body: 'give at least one of name, slug, language_code' });
+  const current = await lockOrganization(tx, id);
+  if (!current) throw errors.organizationNotFound();
+  const change: OrganizationChange = {};
+  const changes: Record<string, { from: string; to: string }> = {};
+  for (const key of given) {
+    const to = input[key]!;
+    if (to === current[key]) continue;
+    change[key] = to;
+    changes[key] = { from: current[key], to };
+  }
+  if (!Object.keys(change).length) return current;
+  const org = await updateOrganizationRow(tx, id, change);
+  if (!org) throw errors.organizationNotFound();
+  await insertAudit(tx, {
+    organizationId: id,
+    actorUserId: actor.ctx.principalId,
+    action: 'organization.updated',
+    entityType: 'organization',
+    entityId: id,
+    data: { changes },
+    ip: actor.ip,
+  });
+  return org;
+}
+
+/** GET /v1/organizations/{id}/settings; the row exists for every organization (migration 0007 trigger). */
+export async function getOrgSettings(tx: Queryable, id: string): Promise<OrganizationSettingsRow> {
+  const settings = await findOrganizationSettings(tx, id);
+  if (!settings) throw errors.notFound('This organization has no settings row.');
+  return settings;
 }
 
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -13,27 +13,47 @@ const unavailable = (detail: string) =>
 const noEmail = () =>
   new AppError(401, 'unauthorized', 'The identity provider has no primary email for this account; add one and sign in again.');
 
-async function getJson(url: string, bearer: string): Promise<unknown> {
+/**
+ * A provider that says the address is not verified must not decide who the caller is: anyone can
+ * register an unverified address, and provisioning links an existing row (an invited member, a
+ * CLI superadmin grant) by email. Only an explicit "not verified" is refused, because some
+ * providers omit the claim for addresses they verified themselves.
+ */
+const unverified = () =>
+  new AppError(401, 'unauthorized', 'The identity provider has not verified the email address of this account; verify it and sign in again.');
+
+/**
+ * GET a JSON object from the provider. `bearerIsCaller`: the credential is the caller's own token
+ * (userinfo), so a 401/403 is the caller's; otherwise it is our server secret (Clerk), and a 401/403
+ * is our misconfiguration, which the caller can do nothing about: 503, logged by the error handler.
+ */
+async function getJson(url: string, bearer: string, bearerIsCaller: boolean): Promise<Record<string, unknown>> {
   let res;
   try {
     res = await request(url, { headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' }, headersTimeout: 5000, bodyTimeout: 5000 });
   } catch (err) {
-    throw unavailable((err as Error).message);
+    // The network error names internal hosts and ports: keep it for the log (cause), not the client.
+    throw Object.assign(unavailable('unreachable'), { cause: err });
   }
-  if (res.statusCode === 401 || res.statusCode === 403) {
+  if (res.statusCode === 401 || res.statusCode === 403 || (!bearerIsCaller && res.statusCode === 404)) {
     await res.body.dump();
-    throw new AppError(401, 'unauthorized', 'The identity provider rejected the profile request for this token.');
+    if (bearerIsCaller) throw new AppError(401, 'unauthorized', 'The identity provider rejected the profile request for this token.');
+    if (res.statusCode === 404) throw new AppError(401, 'unauthorized', 'The identity provider has no account for this token.');
+    throw unavailable(`status ${res.statusCode}`);
   }
   if (res.statusCode >= 300) {
     await res.body.dump();
     throw unavailable(`status ${res.statusCode}`);
   }
-  return res.body.json();
+  // A body that is not a JSON object is the provider failing, not the caller: 503, never a 500.
+  const body: unknown = await res.body.json().catch(() => null);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw unavailable('the response is not a JSON object');
+  return body as Record<string, unknown>;
 }
 
 interface ClerkUser {
   primary_email_address_id?: string | null;
-  email_addresses?: { id: string; email_address: string }[];
+  email_addresses?: { id: string; email_address: string; verification?: { status?: string } | null }[];
 }
 
 export function createProfileSource(auth: Config['auth']): ProfileSource {
@@ -41,6 +61,7 @@ export function createProfileSource(auth: Config['auth']): ProfileSource {
     return {
       async primaryEmail(token) {
         if (!token.email) throw noEmail();
+        if (token.claims.email_verified === false) throw unverified();
         return token.email;
       },
     };
@@ -48,9 +69,14 @@ export function createProfileSource(auth: Config['auth']): ProfileSource {
   const profile = auth.profile;
   if (profile.source === 'oidc_userinfo') {
     return {
-      async primaryEmail(_token, rawToken) {
-        const body = (await getJson(profile.userinfoUrl, rawToken)) as { email?: unknown };
+      async primaryEmail(token, rawToken) {
+        const body = (await getJson(profile.userinfoUrl, rawToken, true)) as { email?: unknown; email_verified?: unknown; sub?: unknown };
         if (typeof body.email !== 'string' || !body.email) throw noEmail();
+        if (body.email_verified === false) throw unverified();
+        // OIDC Core 5.3.2: the UserInfo sub must match the token's, or the response must not be used.
+        if (body.sub !== undefined && body.sub !== token.subject) {
+          throw new AppError(401, 'unauthorized', 'The identity provider returned the profile of another account for this token.');
+        }
         return body.email;
       },
     };
@@ -58,9 +84,11 @@ export function createProfileSource(auth: Config['auth']): ProfileSource {
   return {
     async primaryEmail(token) {
       const url = new URL(`/v1/users/${encodeURIComponent(token.subject)}`, profile.apiUrl).toString();
-      const user = (await getJson(url, profile.secretKey)) as ClerkUser;
+      const user = (await getJson(url, profile.secretKey, false)) as ClerkUser;
       const primary = user.email_addresses?.find((e) => e.id === user.primary_email_address_id);
       if (!primary?.email_address) throw noEmail();
+      const status = primary.verification?.status;
+      if (status !== undefined && status !== 'verified') throw unverified();
       return primary.email_address;
     },
   };

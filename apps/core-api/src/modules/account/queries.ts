@@ -1,0 +1,59 @@
+import type { Queryable } from '@clinic/db';
+import { errors } from '@clinic/http-kit';
+import { lastAdmin } from '../members/service.ts';
+
+/** A ledger row withdrawn by a cascade, as the SQL functions of migration 0009 report it. */
+export interface WithdrawnRow {
+  id: string;
+  organization_id: string | null;
+  patient_profile_id: string;
+  purpose_code: string;
+  purpose_version: number;
+  source: string;
+  withdrawal_reason: string | null;
+}
+
+export interface LeaveResult {
+  patient_id: string;
+  withdrawn: WithdrawnRow[];
+}
+
+export interface EraseResult {
+  anonymised: boolean;
+  withdrawn: WithdrawnRow[];
+  patients_deleted: { id: string; organization_id: string }[];
+  memberships_removed: { organization_id: string; role_id: string }[];
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : '');
+
+/** See app.leave_clinic: soft-deletes the caller's patients row at org and withdraws its consents there. */
+export async function leaveClinicRows(tx: Queryable, orgId: string): Promise<LeaveResult> {
+  try {
+    const { rows } = await tx.query<{ r: LeaveResult }>('select app.leave_clinic($1) as r', [orgId]);
+    return rows[0]!.r;
+  } catch (err) {
+    if (messageOf(err).includes('not_a_patient')) throw errors.notFound('You are not a patient of this organization.');
+    throw err;
+  }
+}
+
+/**
+ * See app.erase_user: org null erases the whole account (the person itself or a superadmin); org set
+ * erases what that clinic holds (gdpr.erase_data there), and the account too when nothing else links
+ * the person to the platform.
+ */
+export async function eraseUserRows(tx: Queryable, userId: string, orgId: string | null, reason: string): Promise<EraseResult> {
+  try {
+    const { rows } = await tx.query<{ r: EraseResult }>('select app.erase_user($1, $2, $3) as r', [userId, orgId, reason]);
+    return rows[0]!.r;
+  } catch (err) {
+    const message = messageOf(err);
+    const admin = /last_admin:([0-9a-f-]{36})/.exec(message);
+    if (admin) throw lastAdmin(`Erasing this account (the last administrator of organization ${admin[1]})`);
+    if (message.includes('subject_not_found')) throw errors.notFound('No such data subject here.');
+    if (message.includes('erase_not_allowed')) throw errors.forbidden('You may not erase this data subject.');
+    if (message.includes('not_human')) throw errors.forbidden('Agents and service accounts are removed by their organization, not erased.');
+    throw err;
+  }
+}

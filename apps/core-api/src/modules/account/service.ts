@@ -1,0 +1,112 @@
+import type { Queryable } from '@clinic/db';
+import { insertAudit } from '../audit/queries.ts';
+import type { Actor } from '../organizations/service.ts';
+import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './queries.ts';
+
+/** One consent_changed entry per withdrawn ledger row (spec 6.2), in the row's own scope. */
+export async function auditWithdrawals(tx: Queryable, actor: Actor, rows: WithdrawnRow[], cascade: string): Promise<void> {
+  for (const row of rows) {
+    await insertAudit(tx, {
+      organizationId: row.organization_id,
+      actorUserId: actor.ctx.principalId,
+      action: 'consent_changed',
+      entityType: 'consent',
+      entityId: row.id,
+      data: {
+        change: 'withdrawn',
+        cascade,
+        patient_profile_id: row.patient_profile_id,
+        purpose_code: row.purpose_code,
+        purpose_version: row.purpose_version,
+        source: row.source,
+        withdrawal_reason: row.withdrawal_reason,
+      },
+      ip: actor.ip,
+    });
+  }
+}
+
+export interface LeaveClinicResult {
+  organization_id: string;
+  patient_id: string;
+  withdrawn_consent_ids: string[];
+}
+
+/**
+ * POST /v1/me/clinics/{org_id}/leave (spec 3.2): in one transaction, the caller's patients row there
+ * is soft-deleted and every consent it holds there withdrawn (org_terms and org_privacy_notice
+ * included, reason left_clinic); one consent_changed entry per row and a patient.left entry.
+ */
+export async function leaveClinic(tx: Queryable, actor: Actor, orgId: string): Promise<LeaveClinicResult> {
+  const result = await leaveClinicRows(tx, orgId);
+  await auditWithdrawals(tx, actor, result.withdrawn, 'left_clinic');
+  await insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action: 'patient.left',
+    entityType: 'patient',
+    entityId: result.patient_id,
+    data: { user_id: actor.ctx.principalId, withdrawn_consents: result.withdrawn.length },
+    ip: actor.ip,
+  });
+  return { organization_id: orgId, patient_id: result.patient_id, withdrawn_consent_ids: result.withdrawn.map((w) => w.id) };
+}
+
+/**
+ * The audit entries of an erasure: consent_changed per withdrawn row, patient.deleted and
+ * member.removed in each organization concerned (so that each clinic's log shows it), and
+ * `action` (user.deleted, user.erased) on the user in platform scope when the account was anonymised.
+ */
+export async function auditErasure(tx: Queryable, actor: Actor, userId: string, r: EraseResult, action: string, cascade: string): Promise<void> {
+  await auditWithdrawals(tx, actor, r.withdrawn, cascade);
+  for (const p of r.patients_deleted) {
+    await insertAudit(tx, {
+      organizationId: p.organization_id,
+      actorUserId: actor.ctx.principalId,
+      action: 'patient.deleted',
+      entityType: 'patient',
+      entityId: p.id,
+      data: { user_id: userId, cascade },
+      ip: actor.ip,
+    });
+  }
+  for (const m of r.memberships_removed) {
+    await insertAudit(tx, {
+      organizationId: m.organization_id,
+      actorUserId: actor.ctx.principalId,
+      action: 'member.removed',
+      entityType: 'member',
+      entityId: userId,
+      data: { role_id: m.role_id, cascade },
+      ip: actor.ip,
+    });
+  }
+  if (r.anonymised) {
+    await insertAudit(tx, {
+      organizationId: null,
+      actorUserId: actor.ctx.principalId,
+      action,
+      entityType: 'user',
+      entityId: userId,
+      data: {
+        cascade,
+        withdrawn_consents: r.withdrawn.length,
+        patient_records_deleted: r.patients_deleted.length,
+        memberships_removed: r.memberships_removed.length,
+      },
+      ip: actor.ip,
+    });
+  }
+}
+
+/**
+ * DELETE /v1/me (spec 3.2): ends platform_terms and platform_privacy_notice and every other consent,
+ * anonymises the account across all organizations, in one transaction. The last administrator of an
+ * organization is refused (409 last_admin) until someone else can manage its members.
+ */
+export async function deleteMe(tx: Queryable, actor: Actor): Promise<EraseResult> {
+  const userId = actor.ctx.principalId;
+  const result = await eraseUserRows(tx, userId, null, 'account_deleted');
+  await auditErasure(tx, actor, userId, result, 'user.deleted', 'account_deleted');
+  return result;
+}

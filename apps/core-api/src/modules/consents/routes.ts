@@ -1,0 +1,308 @@
+import { DataOf, ErrorResponse, Uuid } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission, requireSuperadmin } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import type { Actor } from '../organizations/service.ts';
+import { isRestricted } from '../gdpr/queries.ts';
+import { processingRestricted } from '../gdpr/service.ts';
+import { findPurpose, hasActiveConsent } from './queries.ts';
+import {
+  ConsentGroup,
+  ConsentPurpose,
+  ConsentRow,
+  GrantBody,
+  OnboardBody,
+  OnboardResult,
+  OrgPurposeParams,
+  PatientConsentParams,
+  PatientParams,
+  PublishVersionBody,
+  PurposeParams,
+  PurposeVersion,
+  StaffGrantBody,
+  WithdrawBody,
+} from './schemas.ts';
+import {
+  consentCatalog,
+  featureConsentMissing,
+  grantMine,
+  myConsents,
+  onboardPatient,
+  patientConsents,
+  publishVersion,
+  staffGrant,
+  staffWithdraw,
+  withdrawMine,
+} from './service.ts';
+
+const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 412: ErrorResponse, 429: ErrorResponse };
+const bearer = [{ bearerAuth: [] }];
+const tags = ['consents'];
+const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
+
+/**
+ * Feature-level gate (spec 4.6 rule 4): 403 consent_required with `missing_purpose` unless the caller
+ * has an active grant of `purpose`, at the organization in scope for an organization-scope purpose.
+ * Superadmins pass (they act on no data of their own). A person whose processing is restricted
+ * (platform-wide, or at the organization in scope) gets 403 processing_restricted instead.
+ */
+export function requireConsent(purpose: string) {
+  return async (request: FastifyRequest, _reply?: FastifyReply): Promise<void> => {
+    const ctx = request.ctx;
+    if (!ctx) throw featureConsentMissing(purpose);
+    if (ctx.isSuperadmin) return;
+    const ok = await request.inTx(async (tx) => {
+      // A restriction of processing (GDPR art. 18, POST /v1/gdpr/restrict) wins over any consent.
+      if (await isRestricted(tx, ctx.principalId, ctx.orgId)) throw processingRestricted(purpose);
+      const p = await findPurpose(tx, purpose);
+      if (!p) return false;
+      const orgId = p.scope === 'org' ? ctx.orgId : null;
+      if (p.scope === 'org' && !orgId) return false;
+      return hasActiveConsent(tx, ctx.principalId, orgId, purpose);
+    });
+    if (!ok) throw featureConsentMissing(purpose);
+  };
+}
+
+/** Consent purposes, versions and the ledger (spec 2.8, 3.2, 4.6). */
+export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
+  void rt;
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/v1/consent-purposes',
+    {
+      config: { consentExempt: true },
+      schema: {
+        operationId: 'listConsentPurposes',
+        tags,
+        summary: 'The consent purpose catalog with the latest texts to render',
+        description:
+          'Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), ' +
+          'that clinic\'s latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while ' +
+          'consents are missing (412 elsewhere).',
+        security: bearer,
+        response: { 200: Type.Object({ data: Type.Array(ConsentPurpose) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = request.ctx!;
+      return { data: await request.inTx((tx) => consentCatalog(tx, ctx.orgId)) };
+    },
+  );
+
+  r.post(
+    '/v1/organizations/:id/consent-purposes/:code/versions',
+    {
+      config: { orgParam: 'id', idempotent: true },
+      onRequest: [requirePermission('consents.manage')],
+      schema: {
+        operationId: 'publishOrgConsentVersion',
+        tags,
+        summary: "Publish the clinic's next version of an organization-scope purpose",
+        description:
+          'Needs consents.manage. 409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. ' +
+          'The number continues from the highest platform or clinic version. Honours Idempotency-Key.',
+        security: bearer,
+        params: OrgPurposeParams,
+        body: PublishVersionBody,
+        response: { 201: DataOf(PurposeVersion), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const { id, code } = request.params;
+      const row = await request.inTx((tx) => publishVersion(tx, actor, id.toLowerCase(), code, request.body.body_translations));
+      return reply.status(201).send({ data: row });
+    },
+  );
+
+  r.post(
+    '/v1/admin/consent-purposes/:code/versions',
+    {
+      config: { idempotent: true },
+      onRequest: [requireSuperadmin()],
+      schema: {
+        operationId: 'publishPlatformConsentVersion',
+        tags,
+        summary: 'Publish the next platform default version of a purpose (superadmin)',
+        description: 'Superadmins only. Publishing a new version of a required purpose makes every caller accept it again (412 consent_required).',
+        security: bearer,
+        params: PurposeParams,
+        body: PublishVersionBody,
+        response: { 201: DataOf(PurposeVersion), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const row = await request.inTx((tx) => publishVersion(tx, actor, null, request.params.code, request.body.body_translations));
+      return reply.status(201).send({ data: row });
+    },
+  );
+
+  r.get(
+    '/v1/me/consents',
+    {
+      config: { consentExempt: true },
+      schema: {
+        operationId: 'listMyConsents',
+        tags,
+        summary: "The caller's consents, grouped by organization and purpose",
+        description:
+          'Platform-scope purposes, the organization-scope purposes of every clinic where the caller is a patient, and any ' +
+          'other (organization, purpose) the caller has rows for. `current` is the latest active row (null when none).',
+        security: bearer,
+        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => myConsents(tx, actor)) };
+    },
+  );
+
+  r.post(
+    '/v1/me/consents',
+    {
+      config: { consentExempt: true, idempotent: true },
+      schema: {
+        operationId: 'grantMyConsents',
+        tags,
+        summary: 'Grant consents (the caller for itself); the batch is atomic',
+        description:
+          '201 with the inserted rows. purpose_version must be the latest published version (400 validation_error otherwise). ' +
+          'source_form_id only with source form. Organization grants need the caller to be a patient there (403).',
+        security: bearer,
+        body: GrantBody,
+        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const grants = request.body.grants.map((g) => ({ ...g, organization_id: g.organization_id?.toLowerCase() ?? null }));
+      const rows = await request.inTx((tx) => grantMine(tx, actor, grants));
+      return reply.status(201).send({ data: rows });
+    },
+  );
+
+  r.post(
+    '/v1/me/consents/:id/withdraw',
+    {
+      config: { consentExempt: true },
+      schema: {
+        operationId: 'withdrawMyConsent',
+        tags,
+        summary: 'Withdraw one of the caller\'s active consents',
+        description: '409 not_withdrawable when the purpose does not rest on consent; 404 not_found when no active row of the caller has this id.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        body: WithdrawBody,
+        response: { 200: DataOf(ConsentRow), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      const reason = request.body.withdrawal_reason ?? null;
+      return { data: await request.inTx((tx) => withdrawMine(tx, actor, request.params.id.toLowerCase(), reason)) };
+    },
+  );
+
+  r.post(
+    '/v1/portal/onboard',
+    {
+      // Reachable while platform terms are pending: the same batch may accept them.
+      config: { consentExempt: true, idempotent: true },
+      schema: {
+        operationId: 'onboardPatient',
+        tags,
+        summary: 'Become a patient of a clinic, with the initial consents, in one transaction',
+        description:
+          '409 privacy_notice_missing when the clinic has not published its own org_privacy_notice. The grants must accept the ' +
+          "latest version of the clinic's required purposes (400 validation_error otherwise). A soft-deleted patient record is " +
+          'revived; an existing one is kept (patient_status tells which). Honours Idempotency-Key.',
+        security: bearer,
+        body: OnboardBody,
+        response: { 201: DataOf(OnboardResult), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const orgId = request.body.organization_id.toLowerCase();
+      const grants = request.body.grants.map((g) => ({ ...g, organization_id: g.organization_id?.toLowerCase() ?? null }));
+      const result = await request.inTx((tx) => onboardPatient(tx, actor, orgId, grants));
+      return reply.status(201).send({ data: result });
+    },
+  );
+
+  r.get(
+    '/v1/organizations/:org_id/patients/:patient_id/consents',
+    {
+      config: { orgParam: 'org_id' },
+      onRequest: [requirePermission('consents.view_org')],
+      schema: {
+        operationId: 'listPatientConsents',
+        tags,
+        summary: "A patient's consents at the organization (staff)",
+        description: 'Needs consents.view_org. Same shape as GET /v1/me/consents, limited to the organization. patient_id is the patient record id.',
+        security: bearer,
+        params: PatientParams,
+        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { org_id, patient_id } = request.params;
+      return { data: await request.inTx((tx) => patientConsents(tx, org_id.toLowerCase(), patient_id.toLowerCase())) };
+    },
+  );
+
+  r.post(
+    '/v1/organizations/:org_id/patients/:patient_id/consents/grant',
+    {
+      config: { orgParam: 'org_id', idempotent: true },
+      onRequest: [requirePermission('consents.manage')],
+      schema: {
+        operationId: 'grantPatientConsents',
+        tags,
+        summary: 'Record consents on behalf of a patient (staff); source staff_action',
+        description: 'Needs consents.manage. Organization-scope purposes at this organization only; atomic; audit-logged.',
+        security: bearer,
+        params: PatientParams,
+        body: StaffGrantBody,
+        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const { org_id, patient_id } = request.params;
+      const grants = request.body.grants.map((g) => ({ ...g, organization_id: g.organization_id?.toLowerCase() }));
+      const rows = await request.inTx((tx) => staffGrant(tx, actor, org_id.toLowerCase(), patient_id.toLowerCase(), grants));
+      return reply.status(201).send({ data: rows });
+    },
+  );
+
+  r.post(
+    '/v1/organizations/:org_id/patients/:patient_id/consents/:id/withdraw',
+    {
+      config: { orgParam: 'org_id' },
+      onRequest: [requirePermission('consents.manage')],
+      schema: {
+        operationId: 'withdrawPatientConsent',
+        tags,
+        summary: "Withdraw a patient's consent (staff)",
+        description: 'Needs consents.manage. 409 not_withdrawable; 404 not_found when no active row of this patient here has this id.',
+        security: bearer,
+        params: PatientConsentParams,
+        body: WithdrawBody,
+        response: { 200: DataOf(ConsentRow), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      const { org_id, patient_id, id } = request.params;
+      const reason = request.body.withdrawal_reason ?? null;
+      return { data: await request.inTx((tx) => staffWithdraw(tx, actor, org_id.toLowerCase(), patient_id.toLowerCase(), id.toLowerCase(), reason)) };
+    },
+  );
+}

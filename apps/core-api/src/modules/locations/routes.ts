@@ -1,0 +1,137 @@
+import { DataOf, ErrorResponse, errors, ListOf, Uuid } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import type { Actor } from '../organizations/service.ts';
+import { CreateLocationBody, Location, LocationListQuery, LocationParams, UpdateLocationBody } from './schemas.ts';
+import { createLocation, deleteLocation, getLocation, listLocations, updateLocation } from './service.ts';
+
+const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const bearer = [{ bearerAuth: [] }];
+const tags = ['locations'];
+const manage = requirePermission('locations.manage');
+
+/**
+ * Staff of the organization in scope (a membership row there, spec 5.7) or a superadmin. Patients
+ * are refused: spec 4.5 makes locations readable by staff. Row-level security says the same
+ * (locations_read), so this gate only turns an empty answer into a clear 403.
+ */
+async function requireStaff(request: FastifyRequest): Promise<void> {
+  const ctx = request.ctx;
+  if (!ctx) throw errors.unauthorized();
+  if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden('Locations are readable by staff members of the organization.');
+}
+
+/** The gate ran, so the request has its context. */
+const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
+
+/** Locations of an organization (spec 4.5, Planned). */
+export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
+  void rt;
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.post(
+    '/v1/organizations/:id/locations',
+    {
+      config: { orgParam: 'id', idempotent: true },
+      onRequest: [manage],
+      schema: {
+        operationId: 'createLocation',
+        tags,
+        summary: 'Create a location',
+        description: 'Needs locations.manage. 409 location_name_taken when the organization has a location of that name. Honours Idempotency-Key.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        body: CreateLocationBody,
+        response: { 201: DataOf(Location), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const location = await request.inTx((tx) => createLocation(tx, actor, request.params.id, request.body));
+      return reply.status(201).send({ data: location });
+    },
+  );
+
+  r.get(
+    '/v1/organizations/:id/locations',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'listLocations',
+        tags,
+        summary: 'List the locations of an organization (any staff member)',
+        description: 'Pagination, sort (name, created_at; newest first by default), q (name or city substring), created_at_after/_before.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        querystring: LocationListQuery,
+        response: { 200: ListOf(Location), ...errorResponses, 422: ErrorResponse },
+      },
+    },
+    async (request) => request.inTx((tx) => listLocations(tx, request.params.id, request.query)),
+  );
+
+  r.get(
+    '/v1/organizations/:id/locations/:locationId',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'getLocation',
+        tags,
+        summary: 'Read a location (any staff member)',
+        security: bearer,
+        params: LocationParams,
+        response: { 200: DataOf(Location), ...errorResponses },
+      },
+    },
+    async (request) => ({ data: await request.inTx((tx) => getLocation(tx, request.params.id, request.params.locationId)) }),
+  );
+
+  r.patch(
+    '/v1/organizations/:id/locations/:locationId',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [manage],
+      schema: {
+        operationId: 'updateLocation',
+        tags,
+        summary: 'Change some fields of a location',
+        description: 'Needs locations.manage. Send only the fields to change; null or an empty string clears an optional field.',
+        security: bearer,
+        params: LocationParams,
+        body: UpdateLocationBody,
+        response: { 200: DataOf(Location), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => updateLocation(tx, actor, request.params.id, request.params.locationId, request.body)) };
+    },
+  );
+
+  r.delete(
+    '/v1/organizations/:id/locations/:locationId',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [manage],
+      schema: {
+        operationId: 'deleteLocation',
+        tags,
+        summary: 'Delete a location',
+        description: 'Needs locations.manage. The row is removed; the audit entry keeps its last state.',
+        security: bearer,
+        params: LocationParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      await request.inTx((tx) => deleteLocation(tx, actor, request.params.id, request.params.locationId));
+      return reply.status(204).send(null);
+    },
+  );
+}

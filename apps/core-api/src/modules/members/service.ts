@@ -1,0 +1,129 @@
+import type { Queryable } from '@clinic/db';
+import { AppError, errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import { insertAudit } from '../audit/queries.ts';
+import type { Actor } from '../organizations/service.ts';
+import {
+  deleteMembership,
+  findMember,
+  findRoleByCode,
+  insertInvitedUser,
+  insertMembership,
+  listMembers as listMemberRows,
+  lockAdminSet,
+  membershipState,
+  otherAdminExists,
+  updateMembershipRole,
+  userIdByEmail,
+  type MemberRow,
+} from './queries.ts';
+
+/** Public sort fields and the SQL they stand for; `m.user_id` breaks ties (unique within an organization). */
+export const MEMBER_SORT = { email: 'lower(u.email)', created_at: 'm.created_at', role_code: 'r.code' } as const;
+export const MEMBER_FILTERS = ['role_code', 'kind', 'q'] as const;
+
+/** GET /v1/organizations/{id}/members: spec 4.1 list conventions. */
+export async function listMembers(tx: Queryable, orgId: string, query: Record<string, unknown>): Promise<ListEnvelope<MemberRow>> {
+  const page = parsePagination(query);
+  const sort = parseSort(query.sort, MEMBER_SORT, '-created_at', 'm.user_id');
+  const created = parseDateRange(query, 'created_at');
+  const f = parseFilters(query, MEMBER_FILTERS);
+  const q = f.q?.trim();
+  const { rows, total } = await listMemberRows(tx, orgId, { role_code: f.role_code, kind: f.kind, q: q ? q : undefined, created }, sort, page);
+  return listEnvelope(rows, page, total);
+}
+
+/** 409 last_admin, with what to do about it. */
+export function lastAdmin(what: string): AppError {
+  return errors.conflict(
+    'last_admin',
+    `${what} would leave the organization without anyone who can manage members (organizations.manage_members). ` +
+      'Give another member a role with that permission first, then retry.',
+  );
+}
+
+export interface AddMemberInput {
+  email: string;
+  role_code: string;
+}
+
+export interface AddMemberResult {
+  member: MemberRow;
+  /** 'added': a new membership (201); 'role_changed' or 'unchanged': it existed (200). */
+  outcome: 'added' | 'role_changed' | 'unchanged';
+}
+
+/**
+ * POST /v1/organizations/{id}/members: adds or upserts by email. An unknown email gets a human user
+ * row without identity, linked on its first sign-in. One role per organization: an existing member
+ * gets the new role (never a second row), subject to the last-admin rule.
+ */
+export async function addMember(tx: Queryable, actor: Actor, orgId: string, input: AddMemberInput): Promise<AddMemberResult> {
+  const email = input.email.trim().toLowerCase();
+  const role = await findRoleByCode(tx, orgId, input.role_code);
+  if (!role) {
+    throw errors.validation({ role_code: `no role "${input.role_code}" in this organization; GET /v1/organizations/${orgId}/roles lists them` });
+  }
+  let userId = await userIdByEmail(tx, email);
+  let userCreated = false;
+  if (!userId) {
+    userCreated = await insertInvitedUser(tx, email);
+    userId = await userIdByEmail(tx, email);
+    // The email is taken by an agent or service account of another organization (spec 2.4).
+    if (!userId) throw errors.conflict('principal_not_allowed', 'This email belongs to an agent or service account of another organization; it cannot be a member here.');
+  }
+
+  if (await insertMembership(tx, orgId, userId, role.id)) {
+    const member = (await findMember(tx, orgId, userId))!;
+    await insertAudit(tx, {
+      organizationId: orgId,
+      actorUserId: actor.ctx.principalId,
+      action: 'member.added',
+      entityType: 'member',
+      entityId: userId,
+      data: { email: member.email, role_id: role.id, role_code: role.code, user_created: userCreated },
+      ip: actor.ip,
+    });
+    return { member, outcome: 'added' };
+  }
+
+  // Already a member: change the role if it differs. A demotion may remove the last admin, so the
+  // admin set is locked first and the target role's permissions are read again under the lock.
+  await lockAdminSet(tx, orgId);
+  const current = (await membershipState(tx, orgId, userId))!;
+  if (current.role_id === role.id) return { member: (await findMember(tx, orgId, userId))!, outcome: 'unchanged' };
+  const target = (await findRoleByCode(tx, orgId, role.code)) ?? role;
+  if (current.is_admin && !target.is_admin && !(await otherAdminExists(tx, orgId, { userId }))) {
+    throw lastAdmin(`Changing the role of ${current.email} to "${role.code}"`);
+  }
+  await updateMembershipRole(tx, orgId, userId, role.id);
+  await insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action: 'member.role_changed',
+    entityType: 'member',
+    entityId: userId,
+    data: { email: current.email, role_id: { from: current.role_id, to: role.id }, role_code: { from: current.role_code, to: role.code } },
+    ip: actor.ip,
+  });
+  return { member: (await findMember(tx, orgId, userId))!, outcome: 'role_changed' };
+}
+
+/** DELETE /v1/organizations/{id}/members/{userId}: 404 when not a member; never the last admin. */
+export async function removeMember(tx: Queryable, actor: Actor, orgId: string, userId: string): Promise<void> {
+  await lockAdminSet(tx, orgId);
+  const current = await membershipState(tx, orgId, userId);
+  if (!current) throw errors.notFound('This user is not a member of the organization.');
+  if (current.is_admin && !(await otherAdminExists(tx, orgId, { userId }))) {
+    throw lastAdmin(`Removing ${current.email}`);
+  }
+  await deleteMembership(tx, orgId, userId);
+  await insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action: 'member.removed',
+    entityType: 'member',
+    entityId: userId,
+    data: { email: current.email, role_id: current.role_id, role_code: current.role_code },
+    ip: actor.ip,
+  });
+}

@@ -1,0 +1,111 @@
+import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import type { Actor } from '../organizations/service.ts';
+import { CreateRoleBody, Role, RoleListQuery, RoleParams, UpdateRoleBody } from './schemas.ts';
+import { createRole, deleteRole, listRoles, updateRole, type RoleDeps } from './service.ts';
+
+const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const bearer = [{ bearerAuth: [] }];
+const tags = ['roles'];
+const gate = requirePermission('organizations.manage_members');
+
+const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
+const orgOf = (request: FastifyRequest): string => request.ctx!.orgId!;
+
+/** Roles of an organization (spec 2.7, 4.2): list, custom roles, permission editing. */
+export function roleRoutes(app: FastifyInstance, rt: Runtime): void {
+  const deps: RoleDeps = { permissionCatalog: rt.permissionCatalog };
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/v1/organizations/:id/roles',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [gate],
+      schema: {
+        operationId: 'listRoles',
+        tags,
+        summary: 'List the roles of an organization: system clones and custom roles',
+        description: 'Needs organizations.manage_members. Pagination; sort by code, name, created_at (newest first by default); filters is_system, code.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        querystring: RoleListQuery,
+        response: { 200: ListOf(Role), ...errorResponses, 422: ErrorResponse },
+      },
+    },
+    async (request) => request.inTx((tx) => listRoles(tx, orgOf(request), request.query)),
+  );
+
+  r.post(
+    '/v1/organizations/:id/roles',
+    {
+      config: { orgParam: 'id', idempotent: true },
+      onRequest: [gate],
+      schema: {
+        operationId: 'createRole',
+        tags,
+        summary: 'Create a custom role',
+        description:
+          'Needs organizations.manage_members. 400 validation_error with fields.permissions for codes outside the catalog; ' +
+          '409 role_code_taken when the organization has a role with that code. Honours Idempotency-Key.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        body: CreateRoleBody,
+        response: { 201: DataOf(Role), ...errorResponses, 422: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const role = await request.inTx((tx) => createRole(tx, deps, actorOf(request), orgOf(request), request.body));
+      return reply.status(201).send({ data: role });
+    },
+  );
+
+  r.patch(
+    '/v1/organizations/:id/roles/:roleId',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [gate],
+      schema: {
+        operationId: 'updateRole',
+        tags,
+        summary: 'Rename a role or replace its permission set',
+        description:
+          'Needs organizations.manage_members. Send only what changes; permissions is the full new set. 409 system_role_immutable ' +
+          'when changing the code of a system role; 409 role_code_taken; 409 last_admin when removing organizations.manage_members ' +
+          'from the only role that gives it to members.',
+        security: bearer,
+        params: RoleParams,
+        body: UpdateRoleBody,
+        response: { 200: DataOf(Role), ...errorResponses },
+      },
+    },
+    async (request) => ({
+      data: await request.inTx((tx) => updateRole(tx, deps, actorOf(request), orgOf(request), request.params.roleId.toLowerCase(), request.body)),
+    }),
+  );
+
+  r.delete(
+    '/v1/organizations/:id/roles/:roleId',
+    {
+      config: { orgParam: 'id' },
+      onRequest: [gate],
+      schema: {
+        operationId: 'deleteRole',
+        tags,
+        summary: 'Delete a custom role',
+        description: 'Needs organizations.manage_members. 409 system_role_immutable for system roles; 409 role_in_use while members hold it.',
+        security: bearer,
+        params: RoleParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await request.inTx((tx) => deleteRole(tx, actorOf(request), orgOf(request), request.params.roleId.toLowerCase()));
+      return reply.status(204).send(null);
+    },
+  );
+}

@@ -1,0 +1,44 @@
+import { ErrorResponse, parsePicker, PickerOf, PickerQuery, pickerEnvelope, Uuid } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { requirePermission } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import { listUsers } from './service.ts';
+
+const UserPickerItem = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  role_code: Type.String({
+    description: "The user's role at the organization in scope: a display label only, never branch authorization on it. Empty for a superadmin without organization scope.",
+  }),
+});
+
+const bearer = [{ bearerAuth: [] }];
+
+/** The users picker GET /v1/users (spec 4.1 picker conventions). */
+export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.get(
+    '/v1/users',
+    {
+      onRequest: [requirePermission('organizations.view_directory')],
+      schema: {
+        operationId: 'listUsers',
+        tags: ['users'],
+        summary: 'Typeahead over the staff directory of the organization in scope',
+        description:
+          'Picker (spec 4.1): q is a trimmed, case-insensitive substring of the email; ids (comma-separated uuids, invalid ones dropped) wins over q when non-empty; limit defaults to 20 and clamps to 50. No pagination. Members of the organization in scope only; a superadmin without organization scope searches every user, with role_code "".',
+        security: bearer,
+        querystring: PickerQuery,
+        response: { 200: PickerOf(UserPickerItem), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const ctx = request.ctx!;
+      const picker = parsePicker(request.query);
+      return pickerEnvelope(await request.inTx((tx) => listUsers(tx, ctx, picker)));
+    },
+  );
+}
