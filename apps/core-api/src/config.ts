@@ -134,6 +134,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (problems.length) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   const production = values.NODE_ENV === 'production';
+  if (production && values.CONSENT_GATE === 'off') {
+    throw new ConfigError('CONSENT_GATE=off is for benchmarks only and is refused when NODE_ENV=production');
+  }
   let auth: Config['auth'];
   if (!values.AUTH_JWKS_URL) {
     if (production) {

@@ -417,6 +417,13 @@ describe('configuration of authentication', () => {
     assert.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_ISSUER: ISSUER }), ConfigError);
   });
 
+  it('CONSENT_GATE=off, a benchmark switch, is refused in production and allowed elsewhere', () => {
+    const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER };
+    assert.throws(() => parseConfig({ ...prod, CONSENT_GATE: 'off' }), (err: unknown) => err instanceof ConfigError && /CONSENT_GATE/.test(err.message));
+    assert.equal(parseConfig(prod).consentGate, true);
+    assert.equal(parseConfig({ NODE_ENV: 'test', CONSENT_GATE: 'off' }).consentGate, false);
+  });
+
   it('the development issuer is the default outside production', () => {
     assert.equal(parseConfig({ NODE_ENV: 'development' }).auth.mode, 'development');
     assert.equal(parseConfig({ NODE_ENV: 'test' }).auth.mode, 'development');
