@@ -14,6 +14,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './modules/account/routes.ts';
 import { consentRoutes } from './modules/consents/routes.ts';
 import { domainRoutes } from './modules/domains/routes.ts';
+import { createContextCache } from './modules/identity/context-cache.ts';
 import { gdprRoutes } from './modules/gdpr/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
@@ -74,6 +75,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     profile: rt.profile,
     permissionCatalog: rt.permissionCatalog,
     consentGate: config.consentGate,
+    contextCache: createContextCache(),
     apiLimiter: limiter('rl:api', config.rateLimits.api),
   });
 

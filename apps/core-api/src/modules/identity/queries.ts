@@ -18,6 +18,9 @@ export interface ContextRow {
   permissions: string[];
   /** Required purposes whose latest published version the caller has not accepted (re-consent gate). */
   missing_consents: { purpose_code: string; organization_id: string | null; version: number }[];
+  /** users.context_version and the global epoch, read in the same snapshot as the rest. */
+  context_version: number;
+  context_epoch: number;
 }
 
 /**
@@ -80,7 +83,7 @@ missing as (
         and cl.withdrawn_at is null and cl.purpose_version >= l.version)
 )
 select u.id, u.email, u.kind, u.confirmed,
-  u.last_activity,
+  u.last_activity, u.context_version, (select e.epoch from app_meta.context_epoch e) as context_epoch,
   u.current_organization_id as stored_org_id, u.preferred_language,
   pr.roles as platform_roles,
   coalesce((select json_agg(json_build_object('organization_id', organization_id, 'role_id', role_id, 'role_code', role_code)
@@ -98,6 +101,20 @@ left join m cm on cm.organization_id = c.org_id`;
 
 export async function loadContext(db: Queryable, subject: string, requestedOrgId: string | null, consentGate = true): Promise<ContextRow | null> {
   const { rows } = await db.query<ContextRow>(CONTEXT_SQL, [subject, requestedOrgId, consentGate], { name: 'request_context' });
+  return rows[0] ?? null;
+}
+
+/**
+ * What a cached context is checked against on every request: one primary-key read. A cached context
+ * is still true iff both numbers are those it was loaded with (migration 0010).
+ */
+export async function contextVersions(db: Queryable, subject: string): Promise<{ version: number; epoch: number } | null> {
+  const { rows } = await db.query<{ version: number; epoch: number }>(
+    `select u.context_version as version, (select e.epoch from app_meta.context_epoch e) as epoch
+     from users u where u.external_subject = $1`,
+    [subject],
+    { name: 'context_versions' },
+  );
   return rows[0] ?? null;
 }
 

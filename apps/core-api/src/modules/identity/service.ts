@@ -4,7 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ProfileSource } from '../../platform/auth/profile-source.ts';
 import { insertAudit } from '../audit/queries.ts';
 import type { RequestContext } from './context.ts';
-import { linkPatient, loadContext, provisionUser, recordActivity, userIdBySubject, type ContextRow } from './queries.ts';
+import { contextCacheKey, type ContextCache } from './context-cache.ts';
+import { contextVersions, linkPatient, loadContext, provisionUser, recordActivity, userIdBySubject, type ContextRow } from './queries.ts';
 
 const ACTIVITY_RESOLUTION_MS = 60_000;
 
@@ -16,6 +17,8 @@ export interface IdentityDeps {
   permissionCatalog: readonly string[];
   /** The re-consent gate (config consentGate); off skips its part of the context statement. */
   consentGate?: boolean;
+  /** Contexts this instance loaded, checked against their versions before each use. */
+  contextCache?: ContextCache;
 }
 
 export interface ContextRequest {
@@ -104,18 +107,33 @@ async function provision(deps: IdentityDeps, token: VerifiedToken, req: ContextR
   }
 }
 
+/** The context row of the caller: the cached one if its versions still match, else freshly loaded. */
+async function contextRow(deps: IdentityDeps, subject: string, requestedOrgId: string | null): Promise<ContextRow | null> {
+  const gate = deps.consentGate !== false;
+  const key = contextCacheKey(subject, requestedOrgId, gate);
+  const cached = deps.contextCache?.get(key);
+  if (cached) {
+    const current = await contextVersions(deps.db, subject);
+    if (current && current.version === cached.context_version && current.epoch === cached.context_epoch) return cached;
+  }
+  const row = await loadContext(deps.db, subject, requestedOrgId, gate);
+  if (row) deps.contextCache?.set(key, row);
+  return row;
+}
+
 export async function resolveContext(deps: IdentityDeps, req: ContextRequest): Promise<RequestContext> {
   const token = await deps.verifier.verify(req.rawToken);
-  let row = await loadContext(deps.db, token.subject, req.requestedOrgId, deps.consentGate !== false);
+  let row = await contextRow(deps, token.subject, req.requestedOrgId);
   if (!row) {
     await provision(deps, token, req);
-    row = await loadContext(deps.db, token.subject, req.requestedOrgId, deps.consentGate !== false);
+    row = await contextRow(deps, token.subject, req.requestedOrgId);
     if (!row) {
       throw new AppError(409, 'identity_conflict', 'This email is already linked to another sign-in identity; contact support to merge them.');
     }
   }
   if (!row.org_exists) throw errors.organizationNotFound();
-  // At most one write a minute per user: the hot path stays read-only.
+  // At most one write a minute per user: the hot path stays read-only. (last_activity is not part of
+  // the context's version, so the cached row is updated in place.)
   if (!row.last_activity || Date.now() - row.last_activity.getTime() > ACTIVITY_RESOLUTION_MS) {
     row.last_activity = await recordActivity(deps.db, row.id);
   }
