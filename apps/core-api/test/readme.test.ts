@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freshDatabase, MODE } from './helpers.ts';
 import type { TestDatabase } from '@clinic/db';
+import { ApiError, createClient } from '@clinic/client';
+import { createDevIssuer } from '../src/platform/auth/dev-issuer.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
@@ -80,5 +82,18 @@ describe('README examples against a live server', () => {
     assert.ok(docs.some((d) => d.data?.slug === 'clinica-sud' && d.data?.language_code === 'ro'), 'create/resolve example');
     assert.ok(docs.some((d) => d.data?.is_superadmin === true), 'superadmin /v1/me example');
     assert.ok(docs.some((d) => d.data?.is_patient_at_current_org === true), 'patient link example');
+
+    // The same server through the typed client (@clinic/client), as the README's "Typed client" shows:
+    // what the examples created is there, and errors arrive as ApiError with the spec's envelope.
+    const issuer = await createDevIssuer({ dataDir, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
+    const patient = createClient({ baseUrl: base, token: await issuer.sign('pat@example.com') });
+    const resolved = await createClient({ baseUrl: base }).resolveOrganization({ query: { slug: 'clinica-sud' } });
+    assert.equal(resolved.data.data.language_code, 'ro');
+    const me = await patient.getMe({ organizationId: resolved.data.data.id });
+    assert.deepEqual(me.data.data.patient_org_ids, [resolved.data.data.id]);
+    await assert.rejects(
+      patient.createOrganization({ body: { name: 'Nope', slug: 'nope' } }),
+      (err: unknown) => err instanceof ApiError && err.status === 403 && err.code === 'forbidden',
+    );
   });
 });
