@@ -1,23 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
 
 // Cascades of spec 3.2 started by the person: leaving a clinic (leaveClinic) and deleting the account
 // (deleteMe). Each runs in one transaction with its audit entries; the ledger and audit trail stay.
 
-type Res = { statusCode: number; body: string; json: () => any };
 const NIL = '00000000-0000-0000-0000-000000000000';
 const MISSING = '01900000-0000-7000-8000-000000000000';
-
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.json().error.code, code, res.body);
-  return res.json().error;
-}
-function ok(res: Res, status = 200) {
-  assert.equal(res.statusCode, status, res.body);
-  return status === 204 ? null : res.json().data;
-}
 
 describe('consent cascades: leaving a clinic and deleting the account', () => {
   let t: TestApp;
@@ -52,12 +41,12 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
   /** A patient of A (and optionally B) who accepted everything published and some consents. */
   async function richPatient(alsoB = false) {
     const p = await t.addPatient(orgA.id, uniqueEmail('patient'));
-    ok(await grant(p.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
-    ok(await grant(p.token, [g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice'), g(orgA.id, 'marketing_email'), g(orgA.id, 'profile_sharing')]), 201);
+    dataOf(await grant(p.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
+    dataOf(await grant(p.token, [g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice'), g(orgA.id, 'marketing_email'), g(orgA.id, 'profile_sharing')]), 201);
     await t.db.query('update patients set profile_shared = true where organization_id = $1 and user_id = $2', [orgA.id, p.userId]);
     if (alsoB) {
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
-      ok(await grant(p.token, [g(orgB.id, 'org_terms'), g(orgB.id, 'org_privacy_notice'), g(orgB.id, 'marketing_sms')]), 201);
+      dataOf(await grant(p.token, [g(orgB.id, 'org_terms'), g(orgB.id, 'org_privacy_notice'), g(orgB.id, 'marketing_sms')]), 201);
     }
     return p;
   }
@@ -70,13 +59,13 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
     adminA = await t.addMember(orgA.id, uniqueEmail('admin-a'), 'admin');
     adminB = await t.addMember(orgB.id, uniqueEmail('admin-b'), 'admin');
     for (const code of ['platform_terms', 'platform_privacy_notice', 'org_terms', 'marketing_email', 'marketing_sms', 'profile_sharing']) {
-      const v = ok(await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: code } } }), 201);
+      const v = dataOf(await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: code } } }), 201);
       versions[`:${code}`] = v.version;
     }
     for (const org of [orgA, orgB]) {
       const admin = org === orgA ? adminA : adminB;
-      ok(await grant(admin.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
-      const v = ok(
+      dataOf(await grant(admin.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
+      const v = dataOf(
         await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, { token: admin.token, body: { body_translations: { en: 'notice' } } }),
         201,
       );
@@ -89,7 +78,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
     it('soft-deletes the patient row there, withdraws every consent there (terms and notice too), audits each, in one go', async () => {
       const p = await richPatient(true);
       const before = await ledger(p.userId);
-      const res = ok(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
+      const res = dataOf(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
       const row = await patientRow(orgA.id, p.userId);
       assert.equal(res.patient_id, row.id);
       assert.equal(res.organization_id, orgA.id);
@@ -119,7 +108,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.equal(left.length, 1);
       assert.equal(left[0].entity_id, row.id);
       // No longer a patient there: portal access and the gate's org purposes are gone.
-      const me = ok(await t.call('GET', '/v1/me', { token: p.token }));
+      const me = dataOf(await t.call('GET', '/v1/me', { token: p.token }));
       assert.deepEqual(me.patient_org_ids, [orgB.id]);
       assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 403, 'forbidden');
       // Leaving again, or a clinic never joined: 404 not_found; an unknown organization too.
@@ -131,16 +120,16 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
 
     it('reachable while the re-consent gate would answer 412; re-onboarding revives the record and asks for the consents again', async () => {
       const p = await richPatient();
-      const v = ok(await t.call('POST', '/v1/admin/consent-purposes/platform_terms/versions', { token: su, body: { body_translations: { en: 'terms v2' } } }), 201);
+      const v = dataOf(await t.call('POST', '/v1/admin/consent-purposes/platform_terms/versions', { token: su, body: { body_translations: { en: 'terms v2' } } }), 201);
       versions[':platform_terms'] = v.version;
       try {
         assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 412, 'consent_required');
-        ok(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
+        dataOf(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
       } finally {
         // Everyone used below accepts the new terms.
-        for (const who of [adminA, adminB]) ok(await grant(who.token, [g(null, 'platform_terms')]), 201);
+        for (const who of [adminA, adminB]) dataOf(await grant(who.token, [g(null, 'platform_terms')]), 201);
       }
-      const back = ok(
+      const back = dataOf(
         await t.call('POST', '/v1/portal/onboard', {
           token: p.token,
           body: { organization_id: orgA.id, grants: [g(null, 'platform_terms'), g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice')] },
@@ -148,7 +137,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
         201,
       );
       assert.equal(back.patient_status, 'revived');
-      ok(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }));
+      dataOf(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }));
     });
 
     it('is one transaction: a failing audit write leaves the patient row and the consents as they were', async () => {
@@ -181,7 +170,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       const ledgerBefore = await ledger(p.userId);
       const auditBefore = (await audits('actor_user_id = $1', [p.userId])).length;
       await t.db.query(`update users set preferred_language = 'ro' where id = $1`, [p.userId]);
-      ok(await t.call('DELETE', '/v1/me', { token: p.token }), 204);
+      dataOf(await t.call('DELETE', '/v1/me', { token: p.token }), 204);
 
       const user = (await t.db.query<any>('select * from users where id = $1', [p.userId])).rows[0];
       assert.equal(user.email, `deleted-${p.userId}@invalid`);
@@ -207,7 +196,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.deepEqual(entries.filter((e) => e.action === 'patient.deleted').map((e) => e.organization_id).sort(), [orgA.id, orgB.id].sort());
 
       // The identity no longer reaches this row: signing in again starts a new, empty account.
-      const again = ok(await t.call('GET', '/v1/me', { token: p.token }));
+      const again = dataOf(await t.call('GET', '/v1/me', { token: p.token }));
       assert.notEqual(again.id, p.userId);
       assert.equal(again.email, email);
       assert.deepEqual(again.patient_org_ids, []);
@@ -218,15 +207,15 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       const org = await t.createOrg();
       const admin = await t.addMember(org.id, uniqueEmail('sole-admin'), 'admin');
       const spec = await t.addMember(org.id, uniqueEmail('spec'), 'specialist');
-      ok(await grant(admin.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
-      ok(await grant(spec.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
+      dataOf(await grant(admin.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
+      dataOf(await grant(spec.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
       const err = assertError(await t.call('DELETE', '/v1/me', { token: admin.token }), 409, 'last_admin');
       assert.match(err.message, new RegExp(org.id));
       assert.equal((await t.db.query('select 1 from memberships where user_id = $1', [admin.userId])).rows.length, 1);
       assert.equal((await active(admin.userId)).length, 2);
       assert.notEqual((await t.db.query<any>('select external_subject from users where id = $1', [admin.userId])).rows[0].external_subject, null);
 
-      ok(await t.call('DELETE', '/v1/me', { token: spec.token }), 204);
+      dataOf(await t.call('DELETE', '/v1/me', { token: spec.token }), 204);
       assert.equal((await t.db.query('select 1 from memberships where user_id = $1', [spec.userId])).rows.length, 0);
       const removed = await audits(`action = 'member.removed' and entity_id = $1`, [spec.userId]);
       assert.deepEqual(removed.map((e) => e.organization_id), [org.id]);
@@ -234,7 +223,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       // With a second admin, the first may go.
       const second = await t.addMember(org.id, uniqueEmail('admin2'), 'admin');
       void second;
-      ok(await t.call('DELETE', '/v1/me', { token: admin.token }), 204);
+      dataOf(await t.call('DELETE', '/v1/me', { token: admin.token }), 204);
       assert.equal((await t.db.query<any>('select email from users where id = $1', [admin.userId])).rows[0].email, `deleted-${admin.userId}@invalid`);
     });
 
@@ -257,10 +246,10 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.equal((await patientRow(orgA.id, p.userId)).deleted_at, null);
       assert.notEqual((await t.db.query<any>('select external_subject from users where id = $1', [p.userId])).rows[0].external_subject, null);
       // Missing the latest platform terms does not stop a deletion.
-      const v = ok(await t.call('POST', '/v1/admin/consent-purposes/platform_privacy_notice/versions', { token: su, body: { body_translations: { en: 'pn v2' } } }), 201);
+      const v = dataOf(await t.call('POST', '/v1/admin/consent-purposes/platform_privacy_notice/versions', { token: su, body: { body_translations: { en: 'pn v2' } } }), 201);
       versions[':platform_privacy_notice'] = v.version;
       assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 412, 'consent_required');
-      ok(await t.call('DELETE', '/v1/me', { token: p.token }), 204);
+      dataOf(await t.call('DELETE', '/v1/me', { token: p.token }), 204);
       assertError(await t.call('DELETE', '/v1/me'), 401, 'unauthorized');
     });
 
@@ -294,7 +283,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
     it('staff reading patients as app_rls: a left patient is invisible without data.view_deleted, visible with it, never elsewhere', async () => {
       const p = await richPatient();
       const live = await t.addPatient(orgA.id, uniqueEmail('live'));
-      ok(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
+      dataOf(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
       const see = (permissions: string[], orgId = orgA.id) =>
         t.db.withScope({ role: 'app_rls', principalId: adminA.userId, orgId, permissions }, async (tx) =>
           (await tx.query<{ user_id: string }>('select user_id from patients where user_id = any($1)', [[p.userId, live.userId]])).rows.map((r) => r.user_id).sort(),

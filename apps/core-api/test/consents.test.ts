@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { requireConsent } from '../src/modules/consents/routes.ts';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
 
 // Consent (spec 2.8 catalog and ledger, 3.2 transitions and cascades, 4.6 routes and rules, 6.2
 // consent_changed audit entries, 7 errors). The re-consent gate has its own database below: a
@@ -11,20 +11,6 @@ import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 const MISSING = '01900000-0000-7000-8000-000000000000';
 /** What the database says when the ledger refuses a change: a privilege, the guard trigger or a policy. */
 const REFUSED = /permission denied|append-only|only the withdrawal|already withdrawn|row-level security/;
-type Res = { statusCode: number; body: string; json: () => any };
-
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  const err = res.json().error;
-  assert.equal(err.code, code, res.body);
-  assert.ok(typeof err.message === 'string' && err.message.length > 0);
-  return err;
-}
-
-function ok(res: Res, status = 200) {
-  assert.equal(res.statusCode, status, res.body);
-  return res.json().data;
-}
 
 const text = (s = 'Text') => ({ en: `${s} (en)`, ro: `${s} (ro)` });
 
@@ -76,13 +62,13 @@ describe('consents', () => {
     patient = await t.addPatient(orgA.id, uniqueEmail('patient'));
     other = await t.addPatient(orgA.id, uniqueEmail('other'));
     // Platform defaults of non-required purposes: they do not gate anything.
-    for (const code of ['marketing_email', 'marketing_sms', 'profile_sharing', 'analytics']) ok(await publishPlatform(code), 201);
+    for (const code of ['marketing_email', 'marketing_sms', 'profile_sharing', 'analytics']) dataOf(await publishPlatform(code), 201);
   });
   after(() => t.close());
 
   describe('catalog (listConsentPurposes) and versions', () => {
     it('lists the seeded purposes of spec 2.8 with scope, legal basis, withdrawable iff consent, required iff not consent', async () => {
-      const data = ok(await t.call('GET', '/v1/consent-purposes', { token: patient.token }));
+      const data = dataOf(await t.call('GET', '/v1/consent-purposes', { token: patient.token }));
       const byCode = new Map<string, any>(data.map((p: any) => [p.code, p]));
       const expected: Record<string, [string, string]> = {
         platform_terms: ['platform', 'contract'],
@@ -118,19 +104,19 @@ describe('consents', () => {
       const org = await t.createOrg();
       const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
       const res = await publishOrg(admin.token, org.id, 'marketing_sms', { body_translations: { en: 'Clinic SMS', de: 'Klinik SMS' } });
-      const v = ok(res, 201);
+      const v = dataOf(res, 201);
       assert.equal(v.version, 2, 'platform default is v1: the override is v2');
       assert.equal(v.organization_id, org.id);
       assert.equal(v.published_by_principal_id, admin.userId);
       assert.match(v.published_at, /Z$/);
-      const again = ok(await publishOrg(admin.token, org.id, 'marketing_sms'), 201);
+      const again = dataOf(await publishOrg(admin.token, org.id, 'marketing_sms'), 201);
       assert.equal(again.version, 3);
-      const scoped = ok(await t.call('GET', '/v1/consent-purposes', { token: admin.token, org: org.id })).find((p: any) => p.code === 'marketing_sms');
+      const scoped = dataOf(await t.call('GET', '/v1/consent-purposes', { token: admin.token, org: org.id })).find((p: any) => p.code === 'marketing_sms');
       assert.equal(scoped.platform_version.version, 1);
       assert.equal(scoped.organization_version.version, 3);
       assert.equal(scoped.latest.id, again.id);
       // Another organization in scope sees the platform default.
-      const elsewhere = ok(await t.call('GET', '/v1/consent-purposes', { token: adminA, org: orgA.id })).find((p: any) => p.code === 'marketing_sms');
+      const elsewhere = dataOf(await t.call('GET', '/v1/consent-purposes', { token: adminA, org: orgA.id })).find((p: any) => p.code === 'marketing_sms');
       assert.equal(elsewhere.organization_version, null);
       assert.equal(elsewhere.latest.version, 1);
       const audit = await consentAudits(v.id);
@@ -153,10 +139,10 @@ describe('consents', () => {
     it('platform versions (publishPlatformConsentVersion): superadmins only', async () => {
       assertError(await publishPlatform('ai_processing', undefined, adminA), 403, 'forbidden');
       assertError(await publishPlatform('ai_processing', undefined, patient.token), 403, 'forbidden');
-      const v = ok(await publishPlatform('ai_processing'), 201);
+      const v = dataOf(await publishPlatform('ai_processing'), 201);
       assert.equal(v.organization_id, null);
       assert.equal(v.version, 1);
-      assert.equal(ok(await publishPlatform('ai_processing'), 201).version, 2);
+      assert.equal(dataOf(await publishPlatform('ai_processing'), 201).version, 2);
       assertError(await publishPlatform('nope'), 404, 'not_found');
     });
 
@@ -186,7 +172,7 @@ describe('consents', () => {
 
   describe('grants (grantMyConsents) and rules of 4.6', () => {
     it('grants a batch: 201 with the inserted rows, the caller as grantor, the request ip, one consent_changed entry per row', async () => {
-      const rows = ok(await grantMine(patient.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'analytics', 1, 'signup_checkbox')]), 201);
+      const rows = dataOf(await grantMine(patient.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'analytics', 1, 'signup_checkbox')]), 201);
       assert.equal(rows.length, 2);
       const [a, b] = rows;
       assert.equal(a.purpose_code, 'marketing_email');
@@ -216,10 +202,10 @@ describe('consents', () => {
       assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'sms')]), 400, 'validation_error');
       const err = assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'api', { source_form_id: MISSING })]), 400, 'validation_error');
       assert.ok(err.fields['grants.0.source_form_id'], JSON.stringify(err));
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'form', { source_form_id: MISSING })]), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'form', { source_form_id: MISSING })]), 201);
       assert.equal(row.source, 'form');
       assert.equal(row.source_form_id, MISSING);
-      for (const source of ['api', 'staff_action']) ok(await grantMine(p.token, [g(orgA.id, 'marketing_sms', 1, source)]), 201);
+      for (const source of ['api', 'staff_action']) dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_sms', 1, source)]), 201);
     });
 
     it('purpose_version must be the latest published version; unknown purposes and wrong scopes are 400', async () => {
@@ -272,7 +258,7 @@ describe('consents', () => {
   describe('states of 3.2 through GET /v1/me/consents and withdraw', () => {
     it('none -> active -> withdrawn -> active: grouped shape with current and history', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
-      let groups = ok(await mine(p.token));
+      let groups = dataOf(await mine(p.token));
       const find = (gs: any[], org: string | null, code: string) => gs.find((x) => x.organization_id === org && x.purpose_code === code);
       // Platform purposes and the org purposes of every clinic where the caller is a patient.
       assert.ok(find(groups, null, 'platform_terms'));
@@ -285,21 +271,21 @@ describe('consents', () => {
       assert.equal(me.withdrawable, true);
       assert.equal(find(groups, orgA.id, 'org_terms').withdrawable, false);
 
-      const [first] = ok(await grantMine(p.token, [g(orgA.id, 'marketing_email')]), 201);
-      groups = ok(await mine(p.token));
+      const [first] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_email')]), 201);
+      groups = dataOf(await mine(p.token));
       assert.deepEqual(find(groups, orgA.id, 'marketing_email').current, { id: first.id, purpose_version: 1, granted_at: first.granted_at, source: 'self_toggle' });
 
-      const withdrawn = ok(await withdrawMine(p.token, first.id, { withdrawal_reason: 'too many emails' }));
+      const withdrawn = dataOf(await withdrawMine(p.token, first.id, { withdrawal_reason: 'too many emails' }));
       assert.equal(withdrawn.id, first.id);
       assert.equal(withdrawn.withdrawal_reason, 'too many emails');
       assert.equal(withdrawn.withdrawn_by_principal_id, p.userId);
       assert.match(withdrawn.withdrawn_at, /Z$/);
-      groups = ok(await mine(p.token));
+      groups = dataOf(await mine(p.token));
       assert.equal(find(groups, orgA.id, 'marketing_email').current, null);
       assert.equal(find(groups, orgA.id, 'marketing_email').history.length, 1);
 
-      const [second] = ok(await grantMine(p.token, [g(orgA.id, 'marketing_email')]), 201);
-      groups = ok(await mine(p.token));
+      const [second] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_email')]), 201);
+      groups = dataOf(await mine(p.token));
       const group = find(groups, orgA.id, 'marketing_email');
       assert.equal(group.current.id, second.id);
       assert.deepEqual(group.history.map((r: any) => r.id), [second.id, first.id], 'old rows stay as history, newest first');
@@ -310,11 +296,11 @@ describe('consents', () => {
 
     it('withdraw: 404 when no ACTIVE row of the caller has the id (already withdrawn, someone else\'s, unknown)', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'analytics')]), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'analytics')]), 201);
       assertError(await withdrawMine(other.token, row.id), 404, 'not_found');
       assertError(await withdrawMine(adminA, row.id), 404, 'not_found');
       assertError(await withdrawMine(p.token, MISSING), 404, 'not_found');
-      ok(await withdrawMine(p.token, row.id));
+      dataOf(await withdrawMine(p.token, row.id));
       assertError(await withdrawMine(p.token, row.id), 404, 'not_found');
       assertError(await withdrawMine(p.token, row.id, { withdrawal_reason: 'x'.repeat(1001) }), 400, 'validation_error');
     });
@@ -323,10 +309,10 @@ describe('consents', () => {
       const org = await t.createOrg();
       const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
       const p = await t.addPatient(org.id, uniqueEmail('p'));
-      const v = ok(await publishOrg(admin.token, org.id, 'org_terms'), 201);
-      const [row] = ok(await grantMine(p.token, [g(org.id, 'org_terms', v.version, 'signup_checkbox')]), 201);
+      const v = dataOf(await publishOrg(admin.token, org.id, 'org_terms'), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(org.id, 'org_terms', v.version, 'signup_checkbox')]), 201);
       assertError(await withdrawMine(p.token, row.id), 409, 'not_withdrawable');
-      const group = ok(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'org_terms');
+      const group = dataOf(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'org_terms');
       assert.equal(group.current.id, row.id);
       assert.deepEqual((await consentAudits(row.id)).map((a) => a.data.change), ['granted']);
     });
@@ -335,15 +321,15 @@ describe('consents', () => {
       const org = await t.createOrg();
       const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
       const p = await t.addPatient(org.id, uniqueEmail('p'));
-      const [v1] = ok(await grantMine(p.token, [g(org.id, 'profile_sharing')]), 201);
-      const v2 = ok(await publishOrg(admin.token, org.id, 'profile_sharing'), 201);
+      const [v1] = dataOf(await grantMine(p.token, [g(org.id, 'profile_sharing')]), 201);
+      const v2 = dataOf(await publishOrg(admin.token, org.id, 'profile_sharing'), 201);
       assertError(await grantMine(p.token, [g(org.id, 'profile_sharing', 1)]), 400, 'validation_error');
-      const [r2] = ok(await grantMine(p.token, [g(org.id, 'profile_sharing', v2.version)]), 201);
-      let gs = ok(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'profile_sharing');
+      const [r2] = dataOf(await grantMine(p.token, [g(org.id, 'profile_sharing', v2.version)]), 201);
+      let gs = dataOf(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'profile_sharing');
       assert.equal(gs.current.id, r2.id);
       assert.equal(gs.current.purpose_version, 2);
-      ok(await withdrawMine(p.token, v1.id));
-      gs = ok(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'profile_sharing');
+      dataOf(await withdrawMine(p.token, v1.id));
+      gs = dataOf(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'profile_sharing');
       assert.equal(gs.current, null);
       assert.ok(gs.history.every((r: any) => r.withdrawn_at !== null));
     });
@@ -352,8 +338,8 @@ describe('consents', () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       await t.db.query(`insert into patients (organization_id, user_id) values ($1, $2)`, [orgB.id, p.userId]);
       await t.db.query(`update patients set profile_shared = true where user_id = $1`, [p.userId]);
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'profile_sharing')]), 201);
-      ok(await withdrawMine(p.token, row.id));
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'profile_sharing')]), 201);
+      dataOf(await withdrawMine(p.token, row.id));
       const { rows } = await t.db.query<{ organization_id: string; profile_shared: boolean }>(
         'select organization_id, profile_shared from patients where user_id = $1',
         [p.userId],
@@ -373,7 +359,7 @@ describe('consents', () => {
       assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: specialistA, body }), 403, 'forbidden');
       assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: p.token, body }), 403, 'forbidden');
       assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminB, body }), 403, 'forbidden');
-      const [row] = ok(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body }), 201);
+      const [row] = dataOf(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body }), 201);
       assert.equal(row.source, 'staff_action');
       assert.equal(row.patient_profile_id, p.userId);
       assert.equal(row.organization_id, orgA.id);
@@ -406,18 +392,18 @@ describe('consents', () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       await t.db.query(`insert into patients (organization_id, user_id) values ($1, $2)`, [orgB.id, p.userId]);
       const pid = await patientRowId(orgA.id, p.userId);
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'marketing_sms')]), 201);
-      ok(await grantMine(p.token, [g(orgB.id, 'marketing_sms')]), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_sms')]), 201);
+      dataOf(await grantMine(p.token, [g(orgB.id, 'marketing_sms')]), 201);
       assertError(await t.call('GET', base(orgA.id, pid), { token: specialistA }), 403, 'forbidden');
       assertError(await t.call('GET', base(orgA.id, pid), { token: p.token }), 403, 'forbidden');
-      const groups = ok(await t.call('GET', base(orgA.id, pid), { token: adminA }));
+      const groups = dataOf(await t.call('GET', base(orgA.id, pid), { token: adminA }));
       assert.ok(groups.every((x: any) => x.organization_id === orgA.id));
       assert.ok(!groups.some((x: any) => x.scope === 'platform'));
       const sms = groups.find((x: any) => x.purpose_code === 'marketing_sms');
       assert.equal(sms.current.id, row.id);
       assert.equal(sms.history.length, 1);
       // The superadmin passes every permission check.
-      assert.equal(ok(await t.call('GET', base(orgA.id, pid), { token: su })).length, groups.length);
+      assert.equal(dataOf(await t.call('GET', base(orgA.id, pid), { token: su })).length, groups.length);
     });
 
     it('withdrawPatientConsent: consents.manage; 404 for a row of another patient; 409 not_withdrawable; cascades', async () => {
@@ -425,10 +411,10 @@ describe('consents', () => {
       const pid = await patientRowId(orgA.id, p.userId);
       const otherPid = await patientRowId(orgA.id, other.userId);
       await t.db.query(`update patients set profile_shared = true where id = $1`, [pid]);
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'profile_sharing')]), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'profile_sharing')]), 201);
       assertError(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: specialistA, body: {} }), 403, 'forbidden');
       assertError(await t.call('POST', `${base(orgA.id, otherPid)}/${row.id}/withdraw`, { token: adminA, body: {} }), 404, 'not_found');
-      const w = ok(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: { withdrawal_reason: 'asked by phone' } }));
+      const w = dataOf(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: { withdrawal_reason: 'asked by phone' } }));
       assert.equal(w.withdrawal_reason, 'asked by phone');
       assert.notEqual(w.withdrawn_by_principal_id, p.userId);
       assertError(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: {} }), 404, 'not_found');
@@ -441,7 +427,7 @@ describe('consents', () => {
   describe('the ledger is append-only at the database level', () => {
     let row: { id: string };
     before(async () => {
-      [row] = ok(await grantMine(patient.token, [g(orgA.id, 'marketing_sms')]), 201);
+      [row] = dataOf(await grantMine(patient.token, [g(orgA.id, 'marketing_sms')]), 201);
     });
     const snapshot = async () => (await t.db.query('select * from consent_ledger where id = $1', [row.id])).rows[0];
     const roles = () => [
@@ -510,14 +496,14 @@ describe('consents', () => {
       const token = await t.token(email);
       const err = assertError(await onboard(token, org.id, [g(org.id, 'marketing_email')]), 409, 'privacy_notice_missing');
       assert.match(err.message, /privacy notice/);
-      const me = ok(await t.call('GET', '/v1/me', { token }));
+      const me = dataOf(await t.call('GET', '/v1/me', { token }));
       assert.equal(await ledgerCount(me.id), 0);
-      const notice = ok(await publishOrg(admin.token, org.id, 'org_privacy_notice'), 201);
+      const notice = dataOf(await publishOrg(admin.token, org.id, 'org_privacy_notice'), 201);
       // The grants must accept the clinic's notice; nothing is created otherwise.
       const bad = assertError(await onboard(token, org.id, [g(org.id, 'marketing_email')]), 400, 'validation_error');
       assert.match(bad.fields.grants, /org_privacy_notice/);
       assert.equal((await t.db.query('select 1 from patients where user_id = $1', [me.id])).rows.length, 0);
-      const res = ok(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version, 'signup_checkbox'), g(org.id, 'marketing_email', 1, 'signup_checkbox')]), 201);
+      const res = dataOf(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version, 'signup_checkbox'), g(org.id, 'marketing_email', 1, 'signup_checkbox')]), 201);
       assert.equal(res.patient_status, 'created');
       assert.equal(res.organization_id, org.id);
       assert.deepEqual(res.consents.map((c: any) => c.purpose_code), ['org_privacy_notice', 'marketing_email']);
@@ -525,15 +511,15 @@ describe('consents', () => {
       const audit = await consentAudits(res.patient_id);
       assert.deepEqual(audit.map((a) => a.action), ['patient.onboarded']);
       // A patient now, and not stopped by the gate: the notice is accepted.
-      const after = ok(await t.call('GET', '/v1/me', { token, org: org.id }));
+      const after = dataOf(await t.call('GET', '/v1/me', { token, org: org.id }));
       assert.equal(after.is_patient_at_current_org, true);
-      ok(await t.call('GET', `/v1/organizations/${org.id}`, { token }));
+      dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token }));
       // A soft-deleted record is revived; a live one is kept.
       await t.db.query('update patients set deleted_at = now() where id = $1', [res.patient_id]);
-      const revived = ok(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version)]), 201);
+      const revived = dataOf(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version)]), 201);
       assert.equal(revived.patient_status, 'revived');
       assert.equal(revived.patient_id, res.patient_id);
-      const again = ok(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version)]), 201);
+      const again = dataOf(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version)]), 201);
       assert.equal(again.patient_status, 'existing');
       assertError(await onboard(token, MISSING, [g(MISSING, 'org_privacy_notice', 1)]), 404, 'organization_not_found');
     });
@@ -565,11 +551,11 @@ describe('consents', () => {
         assert.equal(err.extra.missing_purpose, 'analytics');
         return true;
       });
-      const [row] = ok(await grantMine(p.token, [g(orgA.id, 'analytics')]), 201);
+      const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'analytics')]), 201);
       await run('analytics', p, orgA.id);
       // Granted at A, not at B; no organization in scope: missing.
       await assert.rejects(run('analytics', p, null), (err: any) => err.code === 'consent_required');
-      ok(await withdrawMine(p.token, row.id));
+      dataOf(await withdrawMine(p.token, row.id));
       await assert.rejects(run('analytics', p, orgA.id), (err: any) => err.extra.missing_purpose === 'analytics');
       await run('analytics', { token: su }, orgA.id);
     });
@@ -601,52 +587,52 @@ describe('re-consent gate (412)', () => {
   after(() => t.close());
 
   it('nothing published: nobody is gated', async () => {
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
   });
 
   it('platform_terms v1: 412 listing it on gated routes, exempt routes answer, accepting lifts it; v2 asks again', async () => {
-    const v1 = ok(await publishPlatform('platform_terms'), 201);
+    const v1 = dataOf(await publishPlatform('platform_terms'), 201);
     assert.equal(v1.version, 1);
     for (const who of [patient, admin]) {
       const err = assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: who.token }), 412, 'consent_required');
       assert.deepEqual(err.missing, [{ purpose_code: 'platform_terms', organization_id: null, version: 1 }]);
       assertError(await t.call('GET', '/v1/organizations', { token: who.token }), 412, 'consent_required');
       // Reachable to read and accept.
-      ok(await t.call('GET', '/v1/me', { token: who.token }));
-      ok(await t.call('GET', '/v1/me/clinics', { token: who.token }));
-      ok(await t.call('PATCH', '/v1/me', { token: who.token, body: { preferred_language: 'ro' } }));
-      const catalog = ok(await t.call('GET', '/v1/consent-purposes', { token: who.token }));
+      dataOf(await t.call('GET', '/v1/me', { token: who.token }));
+      dataOf(await t.call('GET', '/v1/me/clinics', { token: who.token }));
+      dataOf(await t.call('PATCH', '/v1/me', { token: who.token, body: { preferred_language: 'ro' } }));
+      const catalog = dataOf(await t.call('GET', '/v1/consent-purposes', { token: who.token }));
       assert.equal(catalog.find((p: any) => p.code === 'platform_terms').latest.version, 1);
-      ok(await t.call('GET', '/v1/me/consents', { token: who.token }));
+      dataOf(await t.call('GET', '/v1/me/consents', { token: who.token }));
     }
     // Superadmins are not gated; anonymous callers still get 401 first; public routes are untouched.
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: su }));
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: su }));
     assertError(await t.call('GET', `/v1/organizations/${org.id}`), 401, 'unauthorized');
     assert.equal((await t.call('GET', '/v1/public/system-info')).statusCode, 200);
 
-    ok(await accept(patient.token, [g(null, 'platform_terms', 1)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    dataOf(await accept(patient.token, [g(null, 'platform_terms', 1)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
     assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }), 412, 'consent_required');
-    ok(await accept(admin.token, [g(null, 'platform_terms', 1)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
+    dataOf(await accept(admin.token, [g(null, 'platform_terms', 1)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
 
-    ok(await publishPlatform('platform_terms'), 201);
+    dataOf(await publishPlatform('platform_terms'), 201);
     const err = assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [{ purpose_code: 'platform_terms', organization_id: null, version: 2 }]);
     assertError(await accept(patient.token, [g(null, 'platform_terms', 1)]), 400, 'validation_error');
-    ok(await accept(patient.token, [g(null, 'platform_terms', 2)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    dataOf(await accept(patient.token, [g(null, 'platform_terms', 2)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
     // Everyone else accepts v2 too, for the tests below.
-    for (const who of [admin, patientB]) ok(await accept(who.token, [g(null, 'platform_terms', 2)]), 201);
+    for (const who of [admin, patientB]) dataOf(await accept(who.token, [g(null, 'platform_terms', 2)]), 201);
     // Non-consent purposes cannot be withdrawn to escape or reset the gate.
-    const mine = ok(await t.call('GET', '/v1/me/consents', { token: patient.token }));
+    const mine = dataOf(await t.call('GET', '/v1/me/consents', { token: patient.token }));
     const current = mine.find((x: any) => x.purpose_code === 'platform_terms').current;
     assertError(await t.call('POST', `/v1/me/consents/${current.id}/withdraw`, { token: patient.token, body: {} }), 409, 'not_withdrawable');
   });
 
   it('org purposes: only for patients of the organization in scope; staff are not subject to them', async () => {
-    const v = ok(
+    const v = dataOf(
       await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, {
         token: admin.token,
         body: { body_translations: { en: 'Clinic privacy notice', ro: 'Nota de informare' } },
@@ -657,33 +643,33 @@ describe('re-consent gate (412)', () => {
     const err = assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [{ purpose_code: 'org_privacy_notice', organization_id: org.id, version: 1 }]);
     // The same patient with no organization in scope (nil UUID) is not asked for the clinic's purposes.
-    ok(await t.call('GET', '/v1/organizations', { token: patient.token, org: '00000000-0000-0000-0000-000000000000' }));
+    dataOf(await t.call('GET', '/v1/organizations', { token: patient.token, org: '00000000-0000-0000-0000-000000000000' }));
     // Staff of the clinic, and patients of other clinics, are not asked.
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
-    ok(await t.call('GET', `/v1/organizations/${orgB.id}`, { token: patientB.token }));
-    ok(await accept(patient.token, [g(org.id, 'org_privacy_notice', 1)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token }));
+    dataOf(await t.call('GET', `/v1/organizations/${orgB.id}`, { token: patientB.token }));
+    dataOf(await accept(patient.token, [g(org.id, 'org_privacy_notice', 1)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
   });
 
   it('a platform default of an org purpose applies at every clinic; a clinic override then takes over', async () => {
-    ok(await publishPlatform('org_terms'), 201);
+    dataOf(await publishPlatform('org_terms'), 201);
     let err = assertError(await t.call('GET', `/v1/organizations/${orgB.id}`, { token: patientB.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [{ purpose_code: 'org_terms', organization_id: orgB.id, version: 1 }]);
     err = assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [{ purpose_code: 'org_terms', organization_id: org.id, version: 1 }]);
-    ok(await accept(patient.token, [g(org.id, 'org_terms', 1)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
-    const o = ok(
+    dataOf(await accept(patient.token, [g(org.id, 'org_terms', 1)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    const o = dataOf(
       await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_terms/versions`, { token: admin.token, body: { body_translations: { en: 'Clinic terms' } } }),
       201,
     );
     assert.equal(o.version, 2);
     err = assertError(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [{ purpose_code: 'org_terms', organization_id: org.id, version: 2 }]);
-    ok(await accept(patient.token, [g(org.id, 'org_terms', 2)]), 201);
-    ok(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
+    dataOf(await accept(patient.token, [g(org.id, 'org_terms', 2)]), 201);
+    dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
     // Several missing purposes are listed together, platform first.
-    ok(await publishPlatform('platform_privacy_notice'), 201);
+    dataOf(await publishPlatform('platform_privacy_notice'), 201);
     err = assertError(await t.call('GET', `/v1/organizations/${orgB.id}`, { token: patientB.token }), 412, 'consent_required');
     assert.deepEqual(err.missing, [
       { purpose_code: 'platform_privacy_notice', organization_id: null, version: 1 },
@@ -692,7 +678,7 @@ describe('re-consent gate (412)', () => {
   });
 
   it('onboarding: a platform default org_privacy_notice does not count, the clinic must publish its own', async () => {
-    ok(await publishPlatform('org_privacy_notice'), 201);
+    dataOf(await publishPlatform('org_privacy_notice'), 201);
     const fresh = await t.createOrg();
     const token = await t.token(uniqueEmail('newcomer'));
     assertError(

@@ -2,23 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { requireConsent } from '../src/modules/consents/routes.ts';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
 
 // GDPR operations (spec 4.5 Audit and GDPR, issue 4 item 8): restrict, erase, export (a job with progress).
 
-type Res = { statusCode: number; body: string; json: () => any };
 const NIL = '00000000-0000-0000-0000-000000000000';
 const MISSING = '01900000-0000-7000-8000-000000000000';
-
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.json().error.code, code, res.body);
-  return res.json().error;
-}
-function ok(res: Res, status = 200) {
-  assert.equal(res.statusCode, status, res.body);
-  return res.json().data;
-}
 
 describe('gdpr', () => {
   let t: TestApp;
@@ -40,7 +29,7 @@ describe('gdpr', () => {
 
   /** requireConsent on a request with the context the pipeline would give this caller. */
   async function gate(purpose: string, who: { token: string }, orgId: string) {
-    const me = ok(await t.call('GET', '/v1/me', { token: who.token, org: orgId }));
+    const me = dataOf(await t.call('GET', '/v1/me', { token: who.token, org: orgId }));
     const request = {
       ctx: { principalId: me.id, isSuperadmin: false, orgId },
       inTx: <T>(fn: (tx: any) => Promise<T>) => t.db.withScope({ role: 'app_rls', principalId: me.id, orgId, permissions: [] }, fn),
@@ -56,29 +45,29 @@ describe('gdpr', () => {
     adminA = await t.addMember(orgA.id, uniqueEmail('admin-a'), 'admin');
     adminB = await t.addMember(orgB.id, uniqueEmail('admin-b'), 'admin');
     specialistA = await t.addMember(orgA.id, uniqueEmail('spec-a'), 'specialist');
-    emailVersion = ok(await post('/v1/admin/consent-purposes/marketing_email/versions', su, { body_translations: { en: 'news' } }), 201).version;
+    emailVersion = dataOf(await post('/v1/admin/consent-purposes/marketing_email/versions', su, { body_translations: { en: 'news' } }), 201).version;
   });
   after(() => t.close());
 
   it('admins hold the gdpr.* codes (migration 0009); specialists do not', async () => {
-    const admin = ok(await t.call('GET', '/v1/me', { token: adminA.token, org: orgA.id }));
+    const admin = dataOf(await t.call('GET', '/v1/me', { token: adminA.token, org: orgA.id }));
     for (const code of ['gdpr.export_data', 'gdpr.erase_data', 'gdpr.restrict_processing']) assert.ok(admin.current_permissions.includes(code), code);
-    const spec = ok(await t.call('GET', '/v1/me', { token: specialistA.token, org: orgA.id }));
+    const spec = dataOf(await t.call('GET', '/v1/me', { token: specialistA.token, org: orgA.id }));
     assert.ok(!spec.current_permissions.some((c: string) => c.startsWith('gdpr.')));
   });
 
   describe('restrictProcessing (POST /v1/gdpr/restrict)', () => {
     it('self: platform-wide restriction that feature gates honour (403 processing_restricted), idempotent, liftable, audited', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
-      ok(await grantEmail(p, orgA.id), 201);
+      dataOf(await grantEmail(p, orgA.id), 201);
       await gate('marketing_email', p, orgA.id);
-      const r = ok(await post('/v1/gdpr/restrict', p.token, { reason: 'contesting accuracy' }));
+      const r = dataOf(await post('/v1/gdpr/restrict', p.token, { reason: 'contesting accuracy' }));
       assert.equal(r.user_id, p.userId);
       assert.equal(r.organization_id, null);
       assert.equal(r.lifted_at, null);
-      assert.equal(ok(await post('/v1/gdpr/restrict', p.token, {})).id, r.id, 'restricting twice keeps the active row');
+      assert.equal(dataOf(await post('/v1/gdpr/restrict', p.token, {})).id, r.id, 'restricting twice keeps the active row');
       await assert.rejects(gate('marketing_email', p, orgA.id), (err: any) => err.statusCode === 403 && err.code === 'processing_restricted' && err.extra.missing_purpose === 'marketing_email');
-      const lifted = ok(await post('/v1/gdpr/restrict', p.token, { restricted: false }));
+      const lifted = dataOf(await post('/v1/gdpr/restrict', p.token, { restricted: false }));
       assert.ok(lifted.lifted_at);
       assert.equal(lifted.lifted_by_principal_id, p.userId);
       await gate('marketing_email', p, orgA.id);
@@ -90,15 +79,15 @@ describe('gdpr', () => {
     it('clinic: gdpr.restrict_processing for its patient; applies at that clinic only; others 403/404', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
-      ok(await grantEmail(p, orgA.id), 201);
-      ok(await grantEmail(p, orgB.id), 201);
+      dataOf(await grantEmail(p, orgA.id), 201);
+      dataOf(await grantEmail(p, orgB.id), 201);
       const pid = await patientRowId(orgA.id, p.userId);
       assertError(await post('/v1/gdpr/restrict', specialistA.token, { patient_id: pid }, orgA.id), 403, 'forbidden');
       assertError(await post('/v1/gdpr/restrict', adminB.token, { patient_id: pid }, orgA.id), 403, 'forbidden');
       assertError(await post('/v1/gdpr/restrict', adminB.token, { patient_id: pid }, orgB.id), 404, 'not_found');
       assertError(await post('/v1/gdpr/restrict', adminA.token, { user_id: p.userId }, orgA.id), 403, 'forbidden');
       assertError(await post('/v1/gdpr/restrict', p.token, { patient_id: pid }, orgA.id), 403, 'forbidden');
-      const r = ok(await post('/v1/gdpr/restrict', adminA.token, { patient_id: pid, reason: 'objection' }, orgA.id));
+      const r = dataOf(await post('/v1/gdpr/restrict', adminA.token, { patient_id: pid, reason: 'objection' }, orgA.id));
       assert.equal(r.organization_id, orgA.id);
       assert.equal(r.restricted_by_principal_id, adminA.userId);
       await assert.rejects(gate('marketing_email', p, orgA.id), (err: any) => err.code === 'processing_restricted');
@@ -110,10 +99,10 @@ describe('gdpr', () => {
       assert.equal(await count({ role: 'app_rls', principalId: specialistA.userId, orgId: orgA.id, permissions: [] }), 0);
       // The person cannot lift the clinic's restriction; the clinic can.
       assertError(await post('/v1/gdpr/restrict', p.token, { restricted: false }), 404, 'not_found');
-      ok(await post('/v1/gdpr/restrict', adminA.token, { patient_id: pid, restricted: false }, orgA.id));
+      dataOf(await post('/v1/gdpr/restrict', adminA.token, { patient_id: pid, restricted: false }, orgA.id));
       await gate('marketing_email', p, orgA.id);
       // Superadmins may name any user: platform-wide.
-      const s = ok(await post('/v1/gdpr/restrict', su, { user_id: p.userId }));
+      const s = dataOf(await post('/v1/gdpr/restrict', su, { user_id: p.userId }));
       assert.equal(s.organization_id, null);
       assertError(await post('/v1/gdpr/restrict', su, { user_id: MISSING }), 404, 'not_found');
     });
@@ -123,12 +112,12 @@ describe('gdpr', () => {
     it('clinic erasure of a patient linked elsewhere: its part only (consents there, record there); the account stays', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
-      ok(await grantEmail(p, orgA.id), 201);
-      ok(await grantEmail(p, orgB.id), 201);
+      dataOf(await grantEmail(p, orgA.id), 201);
+      dataOf(await grantEmail(p, orgB.id), 201);
       const pid = await patientRowId(orgA.id, p.userId);
       assertError(await post('/v1/gdpr/erase', specialistA.token, { patient_id: pid }, orgA.id), 403, 'forbidden');
       assertError(await post('/v1/gdpr/erase', adminB.token, { patient_id: pid }, orgB.id), 404, 'not_found');
-      const r = ok(await post('/v1/gdpr/erase', adminA.token, { patient_id: pid }, orgA.id));
+      const r = dataOf(await post('/v1/gdpr/erase', adminA.token, { patient_id: pid }, orgA.id));
       assert.deepEqual(r, { user_id: p.userId, organization_id: orgA.id, anonymised: false, withdrawn_consents: 1, patient_records_deleted: 1, memberships_removed: 0 });
       const rows = (await t.db.query<any>('select organization_id, withdrawn_at, withdrawal_reason, withdrawn_by_principal_id from consent_ledger where patient_profile_id = $1 order by organization_id', [p.userId])).rows;
       assert.equal(rows.find((x) => x.organization_id === orgA.id).withdrawal_reason, 'gdpr_erasure');
@@ -136,31 +125,31 @@ describe('gdpr', () => {
       assert.equal(rows.find((x) => x.organization_id === orgB.id).withdrawn_at, null);
       const user = (await t.db.query<any>('select email, external_subject from users where id = $1', [p.userId])).rows[0];
       assert.ok(!user.email.startsWith('deleted-'));
-      assert.deepEqual(ok(await t.call('GET', '/v1/me', { token: p.token })).patient_org_ids, [orgB.id]);
+      assert.deepEqual(dataOf(await t.call('GET', '/v1/me', { token: p.token })).patient_org_ids, [orgB.id]);
       const erased = await audits('gdpr.erased', p.userId);
       assert.deepEqual(erased.map((a) => [a.organization_id, a.actor_user_id, a.data.on_behalf]), [[orgA.id, adminA.userId, 'organization']]);
       assert.equal((await audits('user.erased', p.userId)).length, 0);
       // Soft-deleted rows still name the subject for erasure and export (a patient who left).
-      ok(await post('/v1/gdpr/erase', adminA.token, { patient_id: pid }, orgA.id));
+      dataOf(await post('/v1/gdpr/erase', adminA.token, { patient_id: pid }, orgA.id));
     });
 
     it('clinic erasure of a patient with no other link anonymises the account; self and superadmin erase everything', async () => {
       const lone = await t.addPatient(orgA.id, uniqueEmail('lone'));
-      ok(await grantEmail(lone, orgA.id), 201);
-      const r = ok(await post('/v1/gdpr/erase', adminA.token, { patient_id: await patientRowId(orgA.id, lone.userId) }, orgA.id));
+      dataOf(await grantEmail(lone, orgA.id), 201);
+      const r = dataOf(await post('/v1/gdpr/erase', adminA.token, { patient_id: await patientRowId(orgA.id, lone.userId) }, orgA.id));
       assert.equal(r.anonymised, true);
       assert.equal((await t.db.query<any>('select email from users where id = $1', [lone.userId])).rows[0].email, `deleted-${lone.userId}@invalid`);
       assert.equal((await audits('user.erased', lone.userId)).length, 1);
       assert.equal((await t.db.query('select 1 from consent_ledger where patient_profile_id = $1', [lone.userId])).rows.length, 1, 'the ledger row stays');
 
       const self = await t.addPatient(orgB.id, uniqueEmail('self'));
-      const s = ok(await post('/v1/gdpr/erase', self.token, {}));
+      const s = dataOf(await post('/v1/gdpr/erase', self.token, {}));
       assert.equal(s.anonymised, true);
       assert.equal(s.organization_id, null);
 
       const other = await t.addPatient(orgB.id, uniqueEmail('other'));
       assertError(await post('/v1/gdpr/erase', adminB.token, { user_id: other.userId }, orgB.id), 403, 'forbidden');
-      const byOperator = ok(await post('/v1/gdpr/erase', su, { user_id: other.userId }));
+      const byOperator = dataOf(await post('/v1/gdpr/erase', su, { user_id: other.userId }));
       assert.equal(byOperator.anonymised, true);
       assert.deepEqual((await audits('gdpr.erased', other.userId)).map((a) => a.data.on_behalf), ['platform']);
       // The last admin of an organization is refused, as for DELETE /v1/me.
@@ -172,7 +161,7 @@ describe('gdpr', () => {
     async function waitDone(token: string, id: string, org?: string) {
       const seen: number[] = [];
       for (let i = 0; i < 200; i++) {
-        const job = ok(await t.call('GET', `/v1/gdpr/exports/${id}`, { token, ...(org ? { org } : {}) }));
+        const job = dataOf(await t.call('GET', `/v1/gdpr/exports/${id}`, { token, ...(org ? { org } : {}) }));
         seen.push(job.progress);
         if (job.status === 'done' || job.status === 'failed') return { job, seen };
         await new Promise((r) => setTimeout(r, 20));
@@ -183,10 +172,10 @@ describe('gdpr', () => {
     it('self: 202 queued job, progress to 100, a JSON archive of everything about the subject, download audited', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('exporter'));
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
-      ok(await grantEmail(p, orgA.id), 201);
-      ok(await grantEmail(p, orgB.id), 201);
-      ok(await post('/v1/gdpr/restrict', p.token, {}));
-      const queued = ok(await post('/v1/gdpr/export', p.token, {}), 202);
+      dataOf(await grantEmail(p, orgA.id), 201);
+      dataOf(await grantEmail(p, orgB.id), 201);
+      dataOf(await post('/v1/gdpr/restrict', p.token, {}));
+      const queued = dataOf(await post('/v1/gdpr/export', p.token, {}), 202);
       assert.ok(['queued', 'running', 'done'].includes(queued.status));
       assert.equal(queued.subject_user_id, p.userId);
       assert.equal(queued.organization_id, null);
@@ -215,19 +204,19 @@ describe('gdpr', () => {
         assertError(await t.call('GET', `/v1/gdpr/exports/${job.id}`, { token, org: orgA.id }), 404, 'not_found');
         assertError(await t.call('GET', job.download_url, { token, org: orgA.id }), 404, 'not_found');
       }
-      ok(await t.call('GET', `/v1/gdpr/exports/${job.id}`, { token: su }));
+      dataOf(await t.call('GET', `/v1/gdpr/exports/${job.id}`, { token: su }));
       assertError(await t.call('GET', `/v1/gdpr/exports/${MISSING}`, { token: p.token }), 404, 'not_found');
     });
 
     it("clinic: gdpr.export_data for its patient; the archive holds that clinic's part only; the clinic's holders can poll it", async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('exported'));
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
-      ok(await grantEmail(p, orgA.id), 201);
-      ok(await grantEmail(p, orgB.id), 201);
+      dataOf(await grantEmail(p, orgA.id), 201);
+      dataOf(await grantEmail(p, orgB.id), 201);
       const pid = await patientRowId(orgA.id, p.userId);
       assertError(await post('/v1/gdpr/export', specialistA.token, { patient_id: pid }, orgA.id), 403, 'forbidden');
       assertError(await post('/v1/gdpr/export', adminB.token, { patient_id: pid }, orgB.id), 404, 'not_found');
-      const queued = ok(await post('/v1/gdpr/export', adminA.token, { patient_id: pid }, orgA.id), 202);
+      const queued = dataOf(await post('/v1/gdpr/export', adminA.token, { patient_id: pid }, orgA.id), 202);
       assert.equal(queued.organization_id, orgA.id);
       const second = await t.addMember(orgA.id, uniqueEmail('admin2'), 'admin');
       const { job } = await waitDone(second.token, queued.id, orgA.id);

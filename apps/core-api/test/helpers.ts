@@ -19,6 +19,12 @@ export function assertError(res: Res, status: number, code: string) {
   return err;
 }
 
+/** Asserts a success status and returns `data` of the envelope (null for 204 No Content). */
+export function dataOf(res: Res, status = 200) {
+  assert.equal(res.statusCode, status, res.body);
+  return status === 204 ? null : res.json().data;
+}
+
 export const MODE = process.env.TEST_MODE === 'services' ? 'services' : 'embedded';
 export const REDIS_URL = MODE === 'services' ? (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') : null;
 const ADMIN_URL = MODE === 'services' ? (process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres') : null;

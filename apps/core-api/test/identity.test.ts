@@ -7,7 +7,7 @@ import { NIL_UUID } from '@clinic/db';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { resolveContext } from '../src/modules/identity/service.ts';
 import { createDevIssuer, devSubject, type DevIssuer } from '../src/platform/auth/dev-issuer.ts';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
 
 const ISSUER = 'clinic-platform-dev-issuer';
 const AUDIENCE = 'clinic-platform';
@@ -47,14 +47,6 @@ const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64ur
 function validClaims(email: string): JWTPayload {
   const now = Math.floor(Date.now() / 1000);
   return { email, iss: ISSUER, aud: AUDIENCE, sub: devSubject(email), iat: now, exp: now + 3600 };
-}
-
-function assertError(res: { statusCode: number; json: () => any }, status: number, code: string): void {
-  assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}`);
-  const body = res.json();
-  assert.equal(body.error?.code, code);
-  assert.equal(typeof body.error.message, 'string');
-  assert.ok(body.error.message.length > 0);
 }
 
 describe('identity: authentication and just-in-time provisioning', () => {

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestDatabase } from '@clinic/db';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { ConfigError, parseConfig } from '../src/config.ts';
-import { freshDatabase, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { freshDatabase, startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'clinic-api';
@@ -51,13 +51,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 function close(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-function assertError(res: { statusCode: number; json: () => any }, status: number, code: string): void {
-  assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode}`);
-  const body = res.json();
-  assert.equal(body.error?.code, code);
-  assert.equal(typeof body.error.message, 'string');
 }
 
 describe('production authentication against a remote JWKS', () => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { parsePicker } from '@clinic/http-kit';
 import { pickOrganizationUsers } from '../src/modules/users/queries.ts';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
 
 // GET /v1/users: the staff-directory picker (spec 2.2 picker envelope, 4.1 picker conventions, 2.7
 // organizations.view_directory, 5.5 row-level isolation).
@@ -13,11 +13,6 @@ interface Item {
   id: string;
   email: string;
   role_code: string;
-}
-
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.json().error.code, code, res.body);
 }
 
 /** The picker items of a 200 response, after checking the envelope has no pagination. */
