@@ -18,7 +18,7 @@ import {
 } from './queries.ts';
 
 /** Public sort fields and the SQL they stand for; `m.user_id` breaks ties (unique within an organization). */
-export const MEMBER_SORT = { email: 'lower(u.email)', created_at: 'm.created_at', role_code: 'r.code' } as const;
+export const MEMBER_SORT = { email: 'm.email_sort', created_at: 'm.created_at', role_code: 'r.code' } as const;
 export const MEMBER_FILTERS = ['role_code', 'kind', 'q'] as const;
 
 /** GET /v1/organizations/{id}/members: spec 4.1 list conventions. */
