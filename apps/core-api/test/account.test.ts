@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
+import { NIL_UUID } from '@clinic/db';
+import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf, MISSING_UUID } from './helpers.ts';
 
 // Cascades of spec 3.2 started by the person: leaving a clinic (leaveClinic) and deleting the account
 // (deleteMe). Each runs in one transaction with its audit entries; the ledger and audit trail stay.
 
-const NIL = '00000000-0000-0000-0000-000000000000';
-const MISSING = '01900000-0000-7000-8000-000000000000';
 
 describe('consent cascades: leaving a clinic and deleting the account', () => {
   let t: TestApp;
@@ -113,7 +112,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 403, 'forbidden');
       // Leaving again, or a clinic never joined: 404 not_found; an unknown organization too.
       assertError(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }), 404, 'not_found');
-      assertError(await t.call('POST', `/v1/me/clinics/${MISSING}/leave`, { token: p.token }), 404, 'not_found');
+      assertError(await t.call('POST', `/v1/me/clinics/${MISSING_UUID}/leave`, { token: p.token }), 404, 'not_found');
       assertError(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: adminA.token }), 404, 'not_found');
       assertError(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`), 401, 'unauthorized');
     });
@@ -275,7 +274,6 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       await assert.rejects(t.db.withScope(scope, (tx) => tx.query(`update users set email = 'x@invalid' where id = $1`, [victim.userId])), /permission denied/);
       assert.equal((await active(victim.userId)).length, 6);
       assert.equal((await patientRow(orgA.id, victim.userId)).deleted_at, null);
-      void NIL;
     });
   });
 
@@ -293,7 +291,7 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.deepEqual(await see(['data.view_deleted']), [], 'data.view_deleted alone reads nothing');
       assert.deepEqual(await see(['patients.view_org', 'data.view_deleted'], orgB.id), [], 'another organization in scope');
       // The person still reads its own (soft-deleted) row: it is theirs.
-      const own = await t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL, permissions: [] }, async (tx) =>
+      const own = await t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }, async (tx) =>
         (await tx.query<{ deleted_at: Date | null }>('select deleted_at from patients where user_id = $1', [p.userId])).rows,
       );
       assert.equal(own.length, 1);

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { requireConsent } from '../src/modules/consents/routes.ts';
-import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
+import { NIL_UUID } from '@clinic/db';
+import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf, MISSING_UUID } from './helpers.ts';
 
 // GDPR operations (spec 4.5 Audit and GDPR, issue 4 item 8): restrict, erase, export (a job with progress).
 
-const NIL = '00000000-0000-0000-0000-000000000000';
-const MISSING = '01900000-0000-7000-8000-000000000000';
 
 describe('gdpr', () => {
   let t: TestApp;
@@ -94,7 +93,7 @@ describe('gdpr', () => {
       await gate('marketing_email', p, orgB.id);
       // Row-level security: the person and the clinic's holders see it; the other clinic does not.
       const count = (scope: any) => t.db.withScope(scope, async (tx) => (await tx.query('select 1 from gdpr_restrictions where id = $1', [r.id])).rows.length);
-      assert.equal(await count({ role: 'app_rls', principalId: p.userId, orgId: NIL, permissions: [] }), 1);
+      assert.equal(await count({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }), 1);
       assert.equal(await count({ role: 'app_rls', principalId: adminB.userId, orgId: orgB.id, permissions: ['gdpr.restrict_processing'] }), 0);
       assert.equal(await count({ role: 'app_rls', principalId: specialistA.userId, orgId: orgA.id, permissions: [] }), 0);
       // The person cannot lift the clinic's restriction; the clinic can.
@@ -104,7 +103,7 @@ describe('gdpr', () => {
       // Superadmins may name any user: platform-wide.
       const s = dataOf(await post('/v1/gdpr/restrict', su, { user_id: p.userId }));
       assert.equal(s.organization_id, null);
-      assertError(await post('/v1/gdpr/restrict', su, { user_id: MISSING }), 404, 'not_found');
+      assertError(await post('/v1/gdpr/restrict', su, { user_id: MISSING_UUID }), 404, 'not_found');
     });
   });
 
@@ -205,7 +204,7 @@ describe('gdpr', () => {
         assertError(await t.call('GET', job.download_url, { token, org: orgA.id }), 404, 'not_found');
       }
       dataOf(await t.call('GET', `/v1/gdpr/exports/${job.id}`, { token: su }));
-      assertError(await t.call('GET', `/v1/gdpr/exports/${MISSING}`, { token: p.token }), 404, 'not_found');
+      assertError(await t.call('GET', `/v1/gdpr/exports/${MISSING_UUID}`, { token: p.token }), 404, 'not_found');
     });
 
     it("clinic: gdpr.export_data for its patient; the archive holds that clinic's part only; the clinic's holders can poll it", async () => {
@@ -233,7 +232,7 @@ describe('gdpr', () => {
     it('download before the job is done: 409 export_not_ready; the job row is durable (queued rows survive a restart)', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('early'));
       // Enqueue directly as the person would, with no runner kick: then read it before the runner does.
-      const job = await t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL, permissions: [] }, async (tx) =>
+      const job = await t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }, async (tx) =>
         (await tx.query<any>(`insert into jobs (kind, requested_by_principal_id, payload) values ('gdpr_export', $1, $2) returning id`, [p.userId, JSON.stringify({ subject_user_id: p.userId, organization_id: null })])).rows[0],
       );
       await t.db.query(`update jobs set status = 'running', progress = 40 where id = $1`, [job.id]);
@@ -241,11 +240,11 @@ describe('gdpr', () => {
       assert.match(err.message, /40%/);
       // Application roles cannot move a job on or forge a finished one.
       await assert.rejects(
-        t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL, permissions: [] }, (tx) => tx.query(`update jobs set status = 'done' where id = $1`, [job.id])),
+        t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }, (tx) => tx.query(`update jobs set status = 'done' where id = $1`, [job.id])),
         /permission denied/,
       );
       await assert.rejects(
-        t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL, permissions: [] }, (tx) =>
+        t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }, (tx) =>
           tx.query(`insert into jobs (kind, requested_by_principal_id, status, payload) values ('gdpr_export', $1, 'done', '{}')`, [p.userId]),
         ),
         /row-level security/,

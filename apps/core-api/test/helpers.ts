@@ -25,6 +25,34 @@ export function dataOf(res: Res, status = 200) {
   return status === 204 ? null : res.json().data;
 }
 
+/**
+ * The default grants of the system role templates (spec 2.7, plus the codes later migrations grant),
+ * sorted: what a fresh organization's clones hold.
+ */
+export const TEMPLATE_GRANTS: Record<string, string[]> = {
+  admin: [
+    'audit_log.view_org',
+    // Issue 4 (migration 0008): the consent routes of spec 4.6.
+    'consents.manage',
+    'consents.view_org',
+    'data.view_deleted',
+    // Issue 4 (migration 0009): clinics answer their patients' data-subject requests.
+    'gdpr.erase_data',
+    'gdpr.export_data',
+    'gdpr.restrict_processing',
+    'locations.manage',
+    'organizations.manage_domains',
+    'organizations.manage_members',
+    'organizations.update',
+    'organizations.view_directory',
+  ],
+  customer_support: ['organizations.view_directory'],
+  specialist: ['organizations.view_directory'],
+};
+
+/** A well-formed UUIDv7 that names no row. */
+export const MISSING_UUID = '01900000-0000-7000-8000-000000000000';
+
 export const MODE = process.env.TEST_MODE === 'services' ? 'services' : 'embedded';
 export const REDIS_URL = MODE === 'services' ? (process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379') : null;
 const ADMIN_URL = MODE === 'services' ? (process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres') : null;

@@ -437,7 +437,7 @@ describe('identity: authentication and just-in-time provisioning', () => {
       const org = await t.createOrg();
       const member = await t.addMember(org.id, uniqueEmail('member'), 'admin');
       const deps = { db: t.rt.db, verifier: t.rt.verifier, profile: t.rt.profile, permissionCatalog: t.rt.permissionCatalog };
-      const base = { rawToken: member.token, headerOrgId: null, ip: '127.0.0.1', log: t.app.log };
+      const base = { token: await t.rt.verifier.verify(member.token), rawToken: member.token, headerOrgId: null, ip: '127.0.0.1', log: t.app.log };
       const implicit = await resolveContext(deps, { ...base, requestedOrgId: null });
       assert.equal(implicit.orgId, org.id, 'without a request the first membership is the scope');
       assert.ok(implicit.permissions.length > 0);

@@ -1,31 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { NIL_UUID } from '@clinic/db';
+import { startTestApp, uniqueEmail, type TestApp, TEMPLATE_GRANTS } from './helpers.ts';
 
 // GET /v1/me (spec 2.3, 4.4) and PUT /v1/me/switch-organization (spec 4.4), with the organization
 // context order of spec 4.1.
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-const ADMIN_CODES = [
-  'audit_log.view_org',
-  // Issue 4 (migration 0008): the consent routes of spec 4.6.
-  'consents.manage',
-  'consents.view_org',
-  'data.view_deleted',
-  // Issue 4 (migration 0009): clinics answer their patients' data-subject requests.
-  'gdpr.erase_data',
-  'gdpr.export_data',
-  'gdpr.restrict_processing',
-  'locations.manage',
-  'organizations.manage_domains',
-  'organizations.manage_members',
-  'organizations.update',
-  'organizations.view_directory',
-];
-const STAFF_CODES = ['organizations.view_directory'];
+const ADMIN_CODES = TEMPLATE_GRANTS.admin!;
+const STAFF_CODES = TEMPLATE_GRANTS.specialist!;
 
 const sorted = (xs: readonly string[]) => [...xs].sort();
 

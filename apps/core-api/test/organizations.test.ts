@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startTestApp, uniqueEmail, uniqueSlug, type TestApp, assertError } from './helpers.ts';
+import { freshDatabase, startTestApp, uniqueEmail, uniqueSlug, type TestApp, assertError, TEMPLATE_GRANTS } from './helpers.ts';
 
 // POST /v1/organizations, GET /v1/organizations/{id} and GET /v1/public/organizations/resolve
 // (spec 2.5, 2.7, 4.2, 5.3, 7, 8).
@@ -9,27 +9,6 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 // Default grants of spec 2.7.
-const TEMPLATE_GRANTS: Record<string, string[]> = {
-  admin: [
-    'audit_log.view_org',
-    // Issue 4 (migration 0008): the consent routes of spec 4.6.
-    'consents.manage',
-    'consents.view_org',
-    'data.view_deleted',
-    // Issue 4 (migration 0009): clinics answer their patients' data-subject requests.
-    'gdpr.erase_data',
-    'gdpr.export_data',
-    'gdpr.restrict_processing',
-    'locations.manage',
-    'organizations.manage_domains',
-    'organizations.manage_members',
-    'organizations.update',
-    'organizations.view_directory',
-  ],
-  customer_support: ['organizations.view_directory'],
-  specialist: ['organizations.view_directory'],
-};
-
 describe('organizations', () => {
   let t: TestApp;
   before(async () => {

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
-import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter } from '@clinic/http-kit';
+import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter, type TokenVerifier } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasOrgAccess, hasPermission, scopeOf, type RequestContext } from '../modules/identity/context.ts';
 import { resolveContext, type IdentityDeps } from '../modules/identity/service.ts';
@@ -29,6 +29,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface PipelineDeps extends IdentityDeps {
   db: Database;
+  verifier: TokenVerifier;
   apiLimiter: RateLimiter;
 }
 
@@ -104,10 +105,9 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
     const rawToken = bearerToken(request.headers.authorization);
     if (!rawToken) throw errors.unauthorized();
     // Verify before looking at headers: a caller without a valid token learns nothing but 401.
-    // resolveContext verifies again, which is a cache hit.
-    await deps.verifier.verify(rawToken);
+    const token = await deps.verifier.verify(rawToken);
     const { requested, header } = requestedOrganization(request);
-    request.ctx = await resolveContext(deps, { rawToken, requestedOrgId: requested, headerOrgId: header, ip: request.ip, log: request.log });
+    request.ctx = await resolveContext(deps, { token, rawToken, requestedOrgId: requested, headerOrgId: header, ip: request.ip, log: request.log });
     // Re-consent gate (spec 4.6 rule 3): computed by the context statement, so no extra round trip.
     if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt) throw consentRequired(request.ctx.missingConsents);
   });

@@ -1,4 +1,4 @@
-import { AppError, errors, type TokenVerifier, type VerifiedToken } from '@clinic/http-kit';
+import { AppError, errors, type VerifiedToken } from '@clinic/http-kit';
 import { NIL_UUID, type Database } from '@clinic/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProfileSource } from '../../platform/auth/profile-source.ts';
@@ -11,7 +11,6 @@ const ACTIVITY_RESOLUTION_MS = 60_000;
 
 export interface IdentityDeps {
   db: Database;
-  verifier: TokenVerifier;
   profile: ProfileSource;
   /** Every permission code, for superadmins in an organization scope (they pass every check). */
   permissionCatalog: readonly string[];
@@ -22,6 +21,9 @@ export interface IdentityDeps {
 }
 
 export interface ContextRequest {
+  /** The bearer token, already verified by the caller (verified once per request). */
+  token: VerifiedToken;
+  /** The same token as sent: the profile source may need to present it (OIDC userinfo). */
   rawToken: string;
   /** Organization asked for by path or X-Organization-ID, already validated as a uuid; the nil UUID asks for no scope. */
   requestedOrgId: string | null;
@@ -122,7 +124,7 @@ async function contextRow(deps: IdentityDeps, subject: string, requestedOrgId: s
 }
 
 export async function resolveContext(deps: IdentityDeps, req: ContextRequest): Promise<RequestContext> {
-  const token = await deps.verifier.verify(req.rawToken);
+  const { token } = req;
   let row = await contextRow(deps, token.subject, req.requestedOrgId);
   if (!row) {
     await provision(deps, token, req);
