@@ -2,10 +2,25 @@ import { buildApp } from './app.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from './platform/embedded-lock.ts';
 import { startControlServer } from './platform/control-server.ts';
-import { createRuntime } from './platform/runtime.ts';
+import { createRuntime, type Runtime } from './platform/runtime.ts';
 
 /** A start-up failure with a message for the operator rather than a stack trace. */
 class StartError extends Error {}
+
+/** A service started beside the core API in this process (DESIGN.md 1: all four in one process on the embedded default). */
+interface Companion {
+  /** Banner label, for example 'Telemetry'. */
+  name: string;
+  /** Starts it on the shared runtime; returns its URL (if it listens) and how to stop it. */
+  start(rt: Runtime): Promise<{ url?: string; close(): Promise<void> }>;
+}
+
+/**
+ * The companions of the embedded default, in start order. With DATABASE_URL set (production) each runs
+ * as its own process (`npm run worker`, the telemetry and composer entries) and this list is skipped
+ * (embedded only).
+ */
+const COMPANIONS: Companion[] = [];
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
@@ -13,13 +28,16 @@ async function main(): Promise<void> {
   let address: string;
   let app: Awaited<ReturnType<typeof buildApp>>;
   let control: { close(): Promise<void> } | null;
+  const companions: Array<{ name: string; url?: string; close(): Promise<void> }> = [];
   try {
     app = await buildApp(rt);
     address = await app.listen({ host: config.host, port: config.port });
     control = rt.lock ? await startControlServer(rt) : null;
+    if (!config.databaseUrl) for (const c of COMPANIONS) companions.push({ name: c.name, ...(await c.start(rt)) });
   } catch (err) {
     // Give the data folder back (lock and database) before exiting, so the next start or CLI run
     // does not find it held by a process that is gone.
+    for (const c of companions.reverse()) await c.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new StartError(`port ${config.port} on ${config.host} is already in use: stop what listens there, or set PORT to another port.`);
@@ -38,6 +56,7 @@ async function main(): Promise<void> {
       ? `  Get a token   TOKEN=$(npm run -s token -- you@example.com)   then   curl -H "Authorization: Bearer $TOKEN" ${url}/v1/me`
       : `  Tokens        issued by ${config.auth.issuer}`,
     `  Superadmin    npm run cli -- superadmin grant you@example.com`,
+    ...companions.map((c) => `  ${c.name.padEnd(13)} ${c.url ?? 'running in this process'}`),
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
@@ -49,6 +68,7 @@ async function main(): Promise<void> {
     rt.logger.info({ signal }, 'shutting down');
     await control?.close();
     await app.close();
+    for (const c of companions.reverse()) await c.close().catch((err: Error) => rt.logger.warn({ err: err.message, companion: c.name }, 'companion did not stop cleanly'));
     await rt.close();
     process.exit(0);
   };

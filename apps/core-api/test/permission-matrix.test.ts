@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import dns2 from 'dns2';
 import { startTestApp, uniqueEmail, uniqueSlug, type TestApp } from './helpers.ts';
+import { CALLERS, type Caller, type Fixture, type Fragment, type RequestSpec, type Row } from './matrix/types.ts';
 
 /*
  * Permission matrix through HTTP: every operation of GET /openapi.json, called by each kind of caller,
@@ -63,14 +65,8 @@ import { startTestApp, uniqueEmail, uniqueSlug, type TestApp } from './helpers.t
  * New routes fail the first test until they get a row here (and a request in REQUESTS).
  */
 
-const CALLERS = ['admin', 'specialist', 'customer_support', 'patient', 'non_member', 'other_org_admin', 'superadmin', 'anonymous'] as const;
-type Caller = (typeof CALLERS)[number];
-/** An expected status, or one with a todo: a known bug, reported, that must not turn the run red. */
-type Expect = number | { status: number; todo: string };
-type Row = Record<Caller, Expect>;
-
 // prettier-ignore
-const MATRIX: Record<string, Row> = {
+const CORE_MATRIX: Record<string, Row> = {
   // Public (spec 5.2).
   getHealth:                     { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
   getReadiness:                  { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
@@ -140,41 +136,6 @@ const MATRIX: Record<string, Row> = {
   deleteMe:                      { admin: 409, specialist: 204, customer_support: 204, patient: 204, non_member: 204, other_org_admin: 409, superadmin: 204, anonymous: 401 },
 };
 
-/** What the cells share: one organization under test, its callers, and resources that no cell destroys. */
-interface Fixture {
-  orgId: string;
-  orgSlug: string;
-  tokens: Record<Exclude<Caller, 'anonymous'>, string>;
-  /** Setup calls, as a superadmin unless a token is given: fresh resources for cells that change or delete one. */
-  setup(method: string, url: string, body?: unknown, token?: string): Promise<any>;
-  /** The patients row of the patient caller (consent staff routes take the patient record id). */
-  patientRecordId: string;
-  /** A fresh patients row id at the organization under test (for cells that erase one). */
-  freshPatientRecord(): Promise<string>;
-  /** A finished export job of the patient caller (its own data). */
-  patientExportId(): Promise<string>;
-  /** The published version of marketing_email in effect at the organization (grants must name it). */
-  emailVersion: number;
-  locationId: string;
-  domainId: string;
-  roleId: string;
-}
-
-interface Prepared {
-  /** Values of the path's {params}; `id` defaults to the organization under test. */
-  params?: Record<string, string>;
-  query?: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-/** How to call an operation validly: its method and OpenAPI path (checked against /openapi.json), and what to send. */
-interface RequestSpec {
-  method: string;
-  path: string;
-  prepare?: (f: Fixture, caller: Caller) => Promise<Prepared> | Prepared;
-}
-
 const hex = () => randomBytes(5).toString('hex');
 const uniqueDomain = () => `matrix-${hex()}.clinic-example.test`;
 const ORG = '/v1/organizations/{id}';
@@ -199,7 +160,7 @@ const freshPatientConsent = async (f: Fixture) =>
 const freshLocation = async (f: Fixture) =>
   (await f.setup('POST', `/v1/organizations/${f.orgId}/locations`, { name: `Matrix ${hex()}`, timezone: 'Europe/Bucharest' })).id as string;
 
-const REQUESTS: Record<string, RequestSpec> = {
+const CORE_REQUESTS: Record<string, RequestSpec> = {
   getHealth: { method: 'GET', path: '/health' },
   getReadiness: { method: 'GET', path: '/health/ready' },
   getSystemInfo: { method: 'GET', path: '/v1/public/system-info' },
@@ -312,6 +273,29 @@ const REQUESTS: Record<string, RequestSpec> = {
   },
 };
 
+/** Operations that end the callers' relations (spec 3.2 cascades): their cells run after every other one. */
+const LAST = ['leaveClinic', 'deleteMe'];
+
+/** The module fragments of matrix/ (every file but types.ts), in file-name order. */
+async function loadFragments(): Promise<Fragment[]> {
+  const dir = new URL('./matrix/', import.meta.url);
+  const names = readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'types.ts').sort();
+  return Promise.all(names.map(async (n) => (await import(new URL(n, dir).href)).entries as Fragment));
+}
+
+const MATRIX: Record<string, Row> = {};
+const REQUESTS: Record<string, RequestSpec> = { ...CORE_REQUESTS };
+const duplicated: string[] = [];
+for (const [id, row] of Object.entries(CORE_MATRIX)) if (!LAST.includes(id)) MATRIX[id] = row;
+for (const fragment of await loadFragments()) {
+  for (const [id, entry] of Object.entries(fragment)) {
+    if (id in MATRIX || id in CORE_MATRIX) duplicated.push(id);
+    MATRIX[id] = entry.row;
+    REQUESTS[id] = entry.request;
+  }
+}
+for (const id of LAST) if (CORE_MATRIX[id]) MATRIX[id] = CORE_MATRIX[id];
+
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
 /** operationId -> "METHOD /path" of the OpenAPI description. */
@@ -376,6 +360,7 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
     const emailText = await setup('POST', '/v1/admin/consent-purposes/marketing_email/versions', { body_translations: { en: 'Clinic news by email.' } });
     let exportId: string | null = null;
     const fx: Omit<Fixture, 'locationId' | 'domainId' | 'roleId'> = {
+      t,
       patientRecordId: patientRows[0]!.id,
       async freshPatientRecord() {
         const p = await t.addPatient(org.id, uniqueEmail('matrix-erased'));
@@ -425,6 +410,7 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
 
   it('the table has exactly one row per OpenAPI operation, and each request matches its operation', () => {
     const inDoc = [...operations.keys()].sort();
+    assert.deepEqual(duplicated, [], `operations with a row in more than one place: ${duplicated.join(', ')}`);
     const missing = inDoc.filter((id) => !(id in MATRIX));
     assert.deepEqual(missing, [], `operations without a row in MATRIX (add one, with a request in REQUESTS): ${missing.join(', ')}`);
     const stale = Object.keys(MATRIX).filter((id) => !operations.has(id));
