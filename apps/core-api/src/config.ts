@@ -35,6 +35,8 @@ const Env = Type.Object({
   DOMAIN_VERIFICATION_PREFIX: Type.String({ default: '_clinic-verification', pattern: '^_?[a-z0-9-]+$' }),
   CONSENT_GATE: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
   IDEMPOTENCY_TTL_SECONDS: Type.Integer({ default: 86_400, minimum: 60 }),
+  // Secrets at rest (platform/secrets.ts): `id:base64key,...`, first seals; required in production.
+  MASTER_KEYS: Type.Optional(Type.String()),
   SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
   SYSTEM_MANUFACTURER_ADDRESS: Type.String({ default: 'Not configured: set SYSTEM_MANUFACTURER_ADDRESS' }),
   SYSTEM_PRODUCT_NAME: Type.String({ default: 'Clinic Platform' }),
@@ -79,6 +81,8 @@ export interface Config {
   /** TXT records are looked up at `<prefix>.<domain>`. */
   domainVerificationPrefix: string;
   idempotencyTtlSeconds: number;
+  /** MASTER_KEYS as given; null means the development/test default of platform/secrets.ts. */
+  masterKeys: string | null;
   /**
    * The universal re-consent gate (spec 4.6 rule 3). On unless CONSENT_GATE=off, which exists for
    * bench/gate.ts (the gate against no gate on the same data) and must not be used in production.
@@ -134,6 +138,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (problems.length) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   const production = values.NODE_ENV === 'production';
+  if (production && !values.MASTER_KEYS) {
+    throw new ConfigError('MASTER_KEYS is required when NODE_ENV=production (generate one with: echo "k1:$(openssl rand -base64 32)")');
+  }
   if (production && values.CONSENT_GATE === 'off') {
     throw new ConfigError('CONSENT_GATE=off is for benchmarks only and is refused when NODE_ENV=production');
   }
@@ -184,6 +191,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     dnsServers: values.DNS_SERVERS.split(',').map((s) => s.trim()).filter(Boolean),
     domainVerificationPrefix: values.DOMAIN_VERIFICATION_PREFIX,
     idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
+    masterKeys: values.MASTER_KEYS ?? null,
     consentGate: values.CONSENT_GATE === 'on',
     rateLimits: {
       api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },

@@ -10,6 +10,7 @@ import { permissionCatalog } from '../modules/identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
 import { createProfileSource, type ProfileSource } from './auth/profile-source.ts';
 import { acquireLock, type HeldLock } from './embedded-lock.ts';
+import { createSecretBox, loadMasterKeys, type SecretBox } from './secrets.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -23,6 +24,8 @@ export interface Runtime {
   verifier: TokenVerifier;
   profile: ProfileSource;
   permissionCatalog: string[];
+  /** Seals and opens secrets at rest (webhook signing secrets, provider credentials). */
+  secrets: SecretBox;
   lock: HeldLock | null;
   close(): Promise<void>;
 }
@@ -75,6 +78,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     verifier = createJwtVerifier({ keys, issuer: config.auth.issuer, audience: config.auth.audience });
   }
   const catalog = await permissionCatalog(db);
+  const secrets = createSecretBox(await loadMasterKeys({ spec: config.masterKeys, env: config.env, dataDir: config.dataDir }));
   const database = db;
   return {
     config,
@@ -85,6 +89,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     verifier,
     profile: createProfileSource(config.auth),
     permissionCatalog: catalog,
+    secrets,
     lock,
     async close() {
       redis?.disconnect();
