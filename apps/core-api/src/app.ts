@@ -13,6 +13,7 @@ import {
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './modules/account/routes.ts';
 import { consentRoutes } from './modules/consents/routes.ts';
+import { customFieldRoutes } from './modules/custom-fields/routes.ts';
 import { domainRoutes } from './modules/domains/routes.ts';
 import { createContextCache } from './modules/identity/context-cache.ts';
 import { gdprRoutes } from './modules/gdpr/routes.ts';
@@ -99,6 +100,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   consentRoutes(app, rt);
   accountRoutes(app, rt);
   gdprRoutes(app, rt);
+  customFieldRoutes(app);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   return app;

@@ -1,0 +1,36 @@
+import type { Queryable } from '@clinic/db';
+import { errors } from '@clinic/http-kit';
+import type { FastifyRequest } from 'fastify';
+import { insertAudit } from '../audit/queries.ts';
+import type { RequestContext } from '../identity/context.ts';
+import type { Actor } from '../organizations/service.ts';
+
+// Small pieces shared by the custom-field, form-template, form, patient and specialist modules: these
+// routes take their organization from X-Organization-ID (spec 4.1), not from the path.
+
+/** The organization in scope; a superadmin without X-Organization-ID is told to send one. */
+export function orgOf(ctx: RequestContext): string {
+  if (!ctx.orgId) throw errors.validation({ 'X-Organization-ID': 'required: name the organization this acts on' }, 'No organization in scope.');
+  return ctx.orgId;
+}
+
+export const actorOf = (request: FastifyRequest): Actor & { orgId: string } => ({ ctx: request.ctx!, ip: request.ip, orgId: orgOf(request.ctx!) });
+
+/** Staff of the organization in scope (a membership row, spec 5.7) or a superadmin. */
+export async function requireStaff(request: FastifyRequest): Promise<void> {
+  const ctx = request.ctx;
+  if (!ctx) throw errors.unauthorized();
+  if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden('This is readable by staff members of the organization.');
+}
+
+/** A patient caller: no staff membership and no superadmin, acting by row ownership (spec 5.8). */
+export const isPatientCaller = (ctx: RequestContext): boolean => !ctx.isSuperadmin && !ctx.isStaff && ctx.isPatient;
+
+export function audit(tx: Queryable, actor: Actor & { orgId: string }, action: string, entityType: string, id: string, data: Record<string, unknown>) {
+  return insertAudit(tx, { organizationId: actor.orgId, actorUserId: actor.ctx.principalId, action, entityType, entityId: id, data, ip: actor.ip });
+}
+
+/** A domain event in the transaction of the change (migration 0012). */
+export async function emit(tx: Queryable, orgId: string, type: string, data: Record<string, unknown>): Promise<void> {
+  await tx.query('select app.emit_event($1, $2, $3::jsonb)', [orgId, type, JSON.stringify(data)]);
+}
