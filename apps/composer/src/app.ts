@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
+import type { Database } from '@clinic/db';
+import { errors, frameworkErrors, installErrorHandling, installValidators } from '@clinic/http-kit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ComposerConfig } from './config.ts';
+import { createLocalHlsProvider } from './delivery/local-hls.ts';
+import { createStreamProvider } from './delivery/stream.ts';
+import type { DeliveryProvider } from './delivery/types.ts';
+import { composerRoutes } from './routes.ts';
+import { createComposer, type Composer } from './service.ts';
+
+export interface ComposerService {
+  app: FastifyInstance;
+  composer: Composer;
+  delivery: DeliveryProvider;
+  close(): Promise<void>;
+}
+
+/**
+ * The composer service on a database it is given (its own pool in production, the core API's PGlite
+ * on the embedded default). `store` and `delivery` default to what the config names.
+ */
+export async function buildComposerService(
+  config: ComposerConfig,
+  deps: { db: Database; logger: Logger; store?: AssetStore; delivery?: DeliveryProvider },
+): Promise<ComposerService> {
+  const tools = { ffmpeg: config.ffmpeg, ffprobe: config.ffprobe };
+  const logger = deps.logger.child({ service: 'composer' });
+  const local = config.delivery.kind === 'local' && !deps.delivery
+    ? createLocalHlsProvider({ root: config.delivery.root, publicUrl: config.publicUrl, tools, logger })
+    : null;
+  const delivery = deps.delivery ?? local ?? (config.delivery.kind === 'stream' ? createStreamProvider(config.delivery) : null)!;
+  const composer = createComposer({
+    db: deps.db,
+    store: deps.store ?? createLocalAssetStore(config.assetsDir),
+    delivery,
+    tools,
+    logger,
+    cacheDir: config.cacheDir,
+    workDir: config.workDir,
+    inventoryTtlSeconds: config.inventoryTtlSeconds,
+    renderTimeoutSeconds: config.renderTimeoutSeconds,
+    maxSets: config.maxSets,
+    pollIntervalMs: config.delivery.kind === 'stream' ? config.delivery.pollIntervalMs : 250,
+  });
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // A compose request is a few hundred bytes; nothing larger is ever needed.
+    bodyLimit: 16 * 1024,
+    genReqId: () => randomUUID(),
+    // Rendering is seconds; a render is still capped by COMPOSER_RENDER_TIMEOUT_SECONDS.
+    requestTimeout: (config.renderTimeoutSeconds + 60) * 1000,
+    frameworkErrors,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  installValidators(app);
+  installErrorHandling(app);
+  // JSON only, and the raw bytes kept: the request signature covers exactly what was sent.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+    request.rawBody = body;
+    try {
+      done(null, body.length ? JSON.parse(body.toString('utf8')) : undefined);
+    } catch {
+      done(errors.invalidBody(), undefined);
+    }
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  composerRoutes(app, {
+    composer,
+    authSecrets: config.authSecrets,
+    authMaxSkewSeconds: config.authMaxSkewSeconds,
+    ...(local ? { hlsFile: local.fileOf } : {}),
+  });
+  if (!config.authSecrets) logger.warn('COMPOSER_AUTH_SECRETS is not set: anonymous compose calls are accepted (development only)');
+
+  return {
+    app,
+    composer,
+    delivery,
+    async close() {
+      await app.close();
+      await composer.close();
+      await delivery.close();
+    },
+  };
+}

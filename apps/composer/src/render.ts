@@ -1,0 +1,140 @@
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { audioSignature, probe, run, videoSignature, type Tools } from './ffmpeg.ts';
+import type { LocalPrimitive, PrimitiveCache } from './primitives.ts';
+import type { Recipe } from './recipe.ts';
+
+export interface RenderOptions {
+  slug: string;
+  assetVersion: number;
+  primitives: PrimitiveCache;
+  tools: Tools;
+  /** A folder of this render alone; the caller removes it. */
+  dir: string;
+  /** Where silence files are kept between renders. */
+  silenceDir: string;
+  timeoutMs: number;
+  logger: Logger;
+  label: string;
+}
+
+export interface RenderResult {
+  file: string;
+  durationSeconds: number;
+  /** Whether each track was stream-copied (true) or had to be re-encoded. */
+  copied: { video: boolean; audio: boolean };
+}
+
+export class RenderCheckError extends Error {}
+
+interface AudioEntry {
+  path: string;
+  /** Where this entry stops (stream copy cuts at the first packet at or after it). */
+  length: number;
+}
+
+const q = (p: string) => `'${p.replace(/'/g, `'\\''`)}'`;
+const sec = (n: number) => n.toFixed(6);
+
+/**
+ * Bakes a recipe into one MP4 (docs/composer.md). Video: the primitives joined with the concat
+ * demuxer and stream copy. Voice-over: each segment's mp3 laid from the segment's start, cut at its
+ * end or padded with silence to it, also stream-copied, so the audio boundaries are the video's. Only
+ * when primitives disagree on codec parameters is a track re-encoded. The result is checked with
+ * ffprobe before anyone sees it.
+ */
+export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<RenderResult> {
+  const keyOf = (rel: string) => `${o.slug}/${rel}`;
+  const names = new Set<string>();
+  for (const s of recipe.segments) {
+    if ('blocks' in s) [...s.blocks, ...s.audio].forEach((n) => names.add(n));
+    else [s.video, s.audio].forEach((n) => names.add(n));
+  }
+  const local = new Map<string, LocalPrimitive>();
+  await Promise.all([...names].map(async (n) => local.set(n, await o.primitives.get(keyOf(n), o.assetVersion))));
+  const prim = (n: string) => local.get(n)!;
+
+  const videos: LocalPrimitive[] = [];
+  const audio: Array<{ name: string; length: number } | { silence: number }> = [];
+  const lay = (name: string, length: number) => {
+    const d = prim(name).probe.duration;
+    if (d >= length) audio.push({ name, length });
+    else {
+      audio.push({ name, length: d });
+      if (length - d > 0.001) audio.push({ silence: length - d });
+    }
+  };
+  for (const s of recipe.segments) {
+    if (!('blocks' in s)) {
+      videos.push(prim(s.video));
+      lay(s.audio, prim(s.video).probe.duration);
+      continue;
+    }
+    const perMaster = recipe.counts_per_audio_master / recipe.reps_per_video_block;
+    s.blocks.forEach((b) => videos.push(prim(b)));
+    s.audio.forEach((master, j) => {
+      const span = s.blocks.slice(j * perMaster, (j + 1) * perMaster).reduce((sum, b) => sum + prim(b).probe.duration, 0);
+      lay(master, span);
+    });
+  }
+  const expected = videos.reduce((sum, v) => sum + v.probe.duration, 0);
+
+  const vo = [...names].filter((n) => n.endsWith('.mp3')).map(prim);
+  const copyVideo = new Set(videos.map((v) => videoSignature(v.probe))).size === 1 && videos[0]!.probe.video !== null;
+  const copyAudio = new Set(vo.map((a) => audioSignature(a.probe))).size === 1 && vo[0]!.probe.audio?.codec === 'mp3';
+  const ref = vo[0]!.probe.audio!;
+  const longestGap = Math.max(0, ...audio.map((e) => ('silence' in e ? e.silence : 0)));
+  const silence = longestGap > 0 ? await silenceFile(o, ref.sample_rate || 44100, ref.channels || 1, longestGap) : null;
+
+  const entries: AudioEntry[] = audio.map((e) => ('silence' in e ? { path: silence!, length: e.silence } : { path: prim(e.name).path, length: e.length }));
+  const videoList = ['ffconcat version 1.0', ...videos.flatMap((v) => [`file ${q(v.path)}`, `duration ${sec(v.probe.duration)}`])].join('\n');
+  const audioList = ['ffconcat version 1.0', ...entries.flatMap((e) => [`file ${q(e.path)}`, `duration ${sec(e.length)}`, `outpoint ${sec(e.length)}`])].join('\n');
+  await writeFile(join(o.dir, 'video.txt'), videoList + '\n');
+  await writeFile(join(o.dir, 'audio.txt'), audioList + '\n');
+
+  const out = join(o.dir, 'out.mp4');
+  const v0 = videos[0]!.probe.video;
+  const videoCodec = copyVideo
+    ? ['-c:v', 'copy']
+    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', ...(v0 ? ['-vf', `scale=${v0.width}:${v0.height},fps=${v0.frame_rate}`] : [])];
+  const audioCodec = copyAudio ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k', '-af', 'aresample=async=1'];
+  if (!copyVideo || !copyAudio) o.logger.warn({ render: o.label, copy_video: copyVideo, copy_audio: copyAudio }, 'primitives differ in codec parameters; re-encoding');
+  await run(o.tools.ffmpeg, [
+    '-hide_banner', '-loglevel', 'error', '-y',
+    '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'video.txt'),
+    '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'audio.txt'),
+    '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, ...audioCodec, '-f', 'mp4', out,
+  ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
+
+  // Before upload: the file must be what the recipe says (one video and one audio stream, the
+  // summed duration), else the render fails and nothing is cached.
+  const p = await probe(o.tools, out);
+  const tolerance = 0.1 + 0.005 * recipe.segments.length;
+  if (!p.video || !p.audio) throw new RenderCheckError(`rendered file lacks a ${p.video ? 'audio' : 'video'} stream`);
+  if (!(Math.abs(p.duration - expected) <= tolerance)) {
+    throw new RenderCheckError(`rendered duration ${p.duration.toFixed(3)} s differs from the expected ${expected.toFixed(3)} s`);
+  }
+  return { file: out, durationSeconds: p.duration, copied: { video: copyVideo, audio: copyAudio } };
+}
+
+/**
+ * Silence in the voice-overs' own format, so that it joins them by stream copy. Lengths are rounded
+ * up to a power of two seconds, so a handful of files serve every gap; kept between renders.
+ */
+async function silenceFile(o: RenderOptions, rate: number, channels: number, seconds: number): Promise<string> {
+  const len = Math.max(8, 2 ** Math.ceil(Math.log2(seconds + 1)));
+  const path = join(o.silenceDir, `silence-${rate}-${channels}-${len}.mp3`);
+  if (await stat(path).then(() => true, () => false)) return path;
+  await mkdir(o.silenceDir, { recursive: true });
+  const tmp = `${path}.${randomUUID()}.tmp.mp3`;
+  try {
+    await run(o.tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `anullsrc=r=${rate}:cl=${channels === 1 ? 'mono' : 'stereo'}`,
+      '-t', String(len), '-c:a', 'libmp3lame', '-b:a', '32k', tmp], { timeoutMs: 30_000 });
+    await rename(tmp, path);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+  return path;
+}

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { createLocalAssetStore } from '@clinic/assets';
+import { loadInventory } from '../src/assets.ts';
+import { buildComposerService } from '../src/app.ts';
+import { parseComposerConfig } from '../src/config.ts';
+import type { DeliveryProvider } from '../src/delivery/types.ts';
+import { probe } from '../src/ffmpeg.ts';
+import { buildRecipe, recipeHash, type Recipe } from '../src/recipe.ts';
+import { startComposerTest, type ComposerTest } from './helpers.ts';
+import { colorAt, FIXTURE, toneAt, writeFixtureExercise } from './media.ts';
+
+const tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
+const near = (a: number[], b: number[], tol = 40) => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
+
+/** Counts calls into a provider, to prove what a request did or did not touch. */
+function counting(inner: DeliveryProvider) {
+  const calls = { upload: 0, status: 0 };
+  const p: DeliveryProvider = {
+    kind: inner.kind,
+    upload: (f, m) => (calls.upload++, inner.upload(f, m)),
+    status: (id) => (calls.status++, inner.status(id)),
+    close: () => inner.close(),
+  };
+  return { p, calls };
+}
+
+describe('composer: rendering, cache and delivery on real media', () => {
+  let t: ComposerTest;
+  const slug = 'squat-basic';
+  before(async () => {
+    t = await startComposerTest();
+    await writeFixtureExercise(t.assetsDir, slug);
+    await t.addExercise(slug);
+  });
+  after(() => t.close());
+
+  const body = (seed: number, sets = [{ side: 'left', reps: 10 }, { side: 'right', reps: 5 }]) => ({ exercise: slug, language: 'en', sets, seed });
+  const recipeOf = async (id: string) => (await t.db.query<{ recipe: Recipe }>('select recipe from exercise_renders where id = $1', [id])).rows[0]!.recipe;
+  const sourceOf = (streamVideoId: string) => join((t.config.delivery as { root: string }).root, streamVideoId, 'source.mp4');
+
+  it('bakes the video: expected duration, streams, and every segment in order with its voice-over', async () => {
+    const res = await t.compose(body(7));
+    assert.equal(res.statusCode, 201, res.body);
+    const data = res.json().data;
+    assert.equal(data.cached, false);
+    assert.equal(data.status, 'processing');
+    assert.match(data.recipe_hash, /^[0-9a-f]{64}$/);
+    assert.equal(data.playback_hls_url, `http://composer.test/v1/hls/${data.stream_video_id}/index.m3u8`);
+
+    const file = sourceOf(data.stream_video_id);
+    const p = await probe(tools, file);
+    // intro 2 + two rep blocks 4 + pause 1 + one rep block 2 + outro 1
+    assert.ok(Math.abs(p.duration - 10) < 0.15, `duration ${p.duration}`);
+    assert.equal(p.video?.codec, 'h264');
+    assert.equal(p.audio?.codec, 'mp3');
+    assert.ok(Math.abs(data.duration_seconds - p.duration) < 0.01);
+
+    const recipe = await recipeOf(data.id);
+    assert.deepEqual(recipe.segments.map((s) => s.slot), ['intro', 'rep-left', 'pauza', 'rep-right', 'outro']);
+    const video = (name: string) => FIXTURE.videos.find((v) => v.file === name)!;
+    const tone = (name: string) => FIXTURE.tones.find((x) => x.file === name)!;
+    let at = 0;
+    for (const s of recipe.segments) {
+      const clips = 'blocks' in s ? s.blocks : [s.video];
+      const start = at;
+      for (const c of clips) {
+        const rgb = await colorAt(file, at + video(c).seconds / 2);
+        assert.ok(near(rgb, video(c).color), `${c} at ${at}s: got ${rgb}, want ${video(c).color}`);
+        at += video(c).seconds;
+      }
+      const vo = tone('blocks' in s ? s.audio[0]! : s.audio);
+      const hz = await toneAt(file, start + 0.2);
+      assert.ok(Math.abs(hz - vo.hz) <= 25, `${vo.file} at ${start}s: got ${hz} Hz, want ${vo.hz}`);
+      // A voice-over shorter than its segment is followed by silence up to the segment's end.
+      if (vo.seconds + 0.4 < at - start) assert.equal(await toneAt(file, start + vo.seconds + 0.1), 0, `silence after ${vo.file}`);
+    }
+
+    // The embedded provider segments the video into HLS in the background; then it plays.
+    await t.svc.composer.idle();
+    const row = (await t.db.query<{ status: string }>('select status from exercise_renders where id = $1', [data.id])).rows[0]!;
+    assert.equal(row.status, 'ready');
+    const playlist = await t.svc.app.inject({ method: 'GET', url: `/v1/hls/${data.stream_video_id}/index.m3u8` });
+    assert.equal(playlist.statusCode, 200);
+    assert.equal(playlist.headers['content-type'], 'application/vnd.apple.mpegurl');
+    assert.match(playlist.body, /#EXT-X-ENDLIST/);
+    const segment = playlist.body.split('\n').find((l) => l.endsWith('.ts'))!;
+    const seg = await t.svc.app.inject({ method: 'GET', url: `/v1/hls/${data.stream_video_id}/${segment}` });
+    assert.equal(seg.statusCode, 200);
+    assert.equal(seg.headers['content-type'], 'video/mp2t');
+    assert.equal((await t.svc.app.inject({ method: 'GET', url: `/v1/hls/${data.stream_video_id}/../../x` })).statusCode, 404);
+    // A ready render emitted its domain event in the same transaction.
+    const ev = await t.db.query<{ n: number }>(`select count(*)::int as n from domain_events where type = 'exercise.render_ready' and data->>'render_id' = $1`, [data.id]);
+    assert.equal(ev.rows[0]!.n, 1);
+  });
+
+  it('the same seed gives the same recipe hash and a cache hit; another seed may not', async () => {
+    const a = (await t.compose(body(7))).json().data;
+    assert.equal(a.cached, true);
+    const inv = await loadInventory(createLocalAssetStore(t.assetsDir), slug);
+    const hashOf = (seed: number) => recipeHash(buildRecipe({ ...body(seed), sets: body(seed).sets as never }, inv));
+    assert.equal(hashOf(7), a.recipe_hash);
+    assert.equal(hashOf(7), hashOf(7));
+    const other = [...Array(50).keys()].find((s) => hashOf(s) !== a.recipe_hash);
+    assert.ok(other !== undefined, 'some seed chooses other variants');
+    const b = await t.compose(body(other!));
+    assert.equal(b.statusCode, 201);
+    assert.notEqual(b.json().data.recipe_hash, a.recipe_hash);
+  });
+
+  it('a cache hit touches neither ffmpeg nor the delivery provider', async () => {
+    // A second instance on the same database whose ffmpeg does not exist and whose provider throws.
+    const config = parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, 'data2'), COMPOSER_CACHE_DIR: join(t.scratch, 'cache2'), COMPOSER_ASSETS_DIR: t.assetsDir, FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' });
+    const refuse = (): never => {
+      throw new Error('provider touched');
+    };
+    const svc = await buildComposerService(config, { db: t.db, logger: pino({ level: 'silent' }), delivery: { kind: 'stream', upload: refuse, status: refuse, close: async () => {} } });
+    try {
+      const res = await svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(7) });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().data.cached, true);
+      // A miss on that instance does need ffmpeg: the request fails and nothing is cached as ready.
+      const miss = await svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(7, [{ side: 'right', reps: 20 }]) });
+      assert.equal(miss.statusCode, 500);
+      assert.equal(miss.json().error.code, 'render_failed');
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('concurrent identical requests render once, within one instance and across two', async () => {
+    const one = counting((t.svc.delivery));
+    const mk = async (n: number) => buildComposerService(parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, `d${n}`), COMPOSER_CACHE_DIR: join(t.scratch, `c${n}`), COMPOSER_ASSETS_DIR: t.assetsDir }), { db: t.db, logger: pino({ level: 'silent' }), delivery: one.p });
+    const [a, b] = [await mk(1), await mk(2)];
+    try {
+      const req = body(11, [{ side: 'left', reps: 20 }, { side: 'left', reps: 15 }]);
+      const results = await Promise.all([a, a, a, b, b, b].map((s) => s.app.inject({ method: 'POST', url: '/v1/compose', payload: req })));
+      const statuses = results.map((r) => r.statusCode).sort();
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 201], results.map((r) => r.body).join('\n'));
+      assert.equal(new Set(results.map((r) => r.json().data.id)).size, 1);
+      assert.equal(one.calls.upload, 1);
+      const n = await t.db.query<{ n: number }>(`select count(*)::int as n from exercise_renders where recipe_hash = $1`, [results[0]!.json().data.recipe_hash]);
+      assert.equal(n.rows[0]!.n, 1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a row of another asset version is a miss; the new version then hits', async () => {
+    const first = (await t.compose(body(7))).json().data;
+    assert.equal(first.asset_version, 1);
+    await t.db.query('update exercises set asset_version = 2 where slug = $1', [slug]);
+    const miss = await t.compose(body(7));
+    assert.equal(miss.statusCode, 201, miss.body);
+    assert.equal(miss.json().data.asset_version, 2);
+    assert.equal(miss.json().data.recipe_hash, first.recipe_hash);
+    assert.notEqual(miss.json().data.id, first.id);
+    const hit = await t.compose(body(7));
+    assert.equal(hit.statusCode, 200);
+    assert.equal(hit.json().data.id, miss.json().data.id);
+    await t.db.query('update exercises set asset_version = 1 where slug = $1', [slug]);
+    assert.equal((await t.compose(body(7))).json().data.id, first.id);
+  });
+
+  it('temporary files are removed after renders, failed ones included', async () => {
+    await t.svc.composer.idle();
+    assert.deepEqual(await readdir(t.config.workDir), []);
+  });
+});
