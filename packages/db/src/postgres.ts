@@ -1,4 +1,5 @@
 import pg from 'pg';
+import QueryStream from 'pg-query-stream';
 import { scopeStatement } from './scope.ts';
 import type { Database, QueryOptions, QueryResult, RequestScope, Transaction } from './types.ts';
 
@@ -8,7 +9,9 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 export interface PostgresOptions {
   connectionString: string;
   max?: number;
-  /** Per-statement limit (spec 8: individual query time-out 5 seconds). */
+  /** Connections of the separate pool that serves stream() (cursors); default 2. */
+  streamMax?: number;
+  /** Per-statement limit (spec 8: individual query time-out 5 seconds). Each cursor fetch is one statement. */
   statementTimeoutMs?: number;
   applicationName?: string;
 }
@@ -47,6 +50,19 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
     // An idle client died (server restart). The pool replaces it; requests see errors only if they hold it.
   });
   const direct = wrap(pool);
+  // Cursors are refused in pipeline mode: streams get their own small pool, opened on first use.
+  let streamPool: pg.Pool | null = null;
+  const streamClient = () => {
+    streamPool ??= new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.streamMax ?? 2,
+      application_name: `${opts.applicationName ?? 'clinic-platform'}-stream`,
+      statement_timeout: opts.statementTimeoutMs ?? 5000,
+      options: '-c jit=off',
+    });
+    streamPool.on('error', () => undefined);
+    return streamPool.connect();
+  };
 
   async function inTransaction<T>(open: (client: pg.PoolClient) => Promise<unknown>[], fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await pool.connect();
@@ -96,6 +112,25 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
         utilization_pct: Math.round(((total - idle) / max) * 1000) / 10,
       };
     },
-    close: () => pool.end(),
+    async *stream<R>(scope: RequestScope, text: string, params?: readonly unknown[], o: { batchSize?: number } = {}): AsyncGenerator<R> {
+      const client = await streamClient();
+      let done = false;
+      try {
+        await client.query('begin read only');
+        const s = scopeStatement(scope);
+        await client.query(s.text, s.params);
+        const rows = client.query(new QueryStream(text, params as unknown[] | undefined, { batchSize: o.batchSize ?? 500 }));
+        for await (const row of rows) yield row as R;
+        await client.query('commit');
+        done = true;
+      } finally {
+        // A reader that stopped early (client gone) leaves a cursor mid-flight: drop the connection.
+        client.release(done ? undefined : true);
+      }
+    },
+    close: async () => {
+      await streamPool?.end();
+      await pool.end();
+    },
   };
 }

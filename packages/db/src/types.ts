@@ -52,5 +52,12 @@ export interface Database extends Queryable {
   /** Several statements without parameters (migration files). */
   exec(sql: string): Promise<void>;
   poolMetrics(): PoolMetrics;
+  /**
+   * PostgreSQL only: the rows of one query, read through a cursor in batches inside one transaction
+   * that runs as the scope's role (exports that must not be buffered). It uses a small separate pool
+   * without pipeline mode, which cursors need. PGlite has one connection, which a slow reader would
+   * hold: page with keyset pagination there instead.
+   */
+  stream?<R = Record<string, unknown>>(scope: RequestScope, text: string, params?: readonly unknown[], opts?: { batchSize?: number }): AsyncIterable<R>;
   close(): Promise<void>;
 }

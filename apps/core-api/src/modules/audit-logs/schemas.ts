@@ -1,0 +1,40 @@
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
+import { Type, type TSchema } from 'typebox';
+
+/** Public sort fields -> SQL (spec 4.1): newest first by default. */
+export const AUDIT_SORT = { created_at: 'created_at', action: 'action' } as const;
+
+const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+
+export const AuditLog = Type.Object(
+  {
+    id: Uuid,
+    organization_id: nullable(Uuid),
+    actor_user_id: nullable(Uuid),
+    action: Type.String(),
+    entity_type: Type.String(),
+    entity_id: nullable(Uuid),
+    action_context: nullable(Type.String({ description: 'For example break_glass (then break_glass_id is set) or template_propagate.' })),
+    break_glass_id: nullable(Uuid),
+    data: Type.Record(Type.String(), Type.Unknown()),
+    ip: nullable(Type.String()),
+    created_at: Timestamp,
+    chain_seq: Type.Integer({ description: "Position in the organization's hash chain (platform entries have their own chain)." }),
+    row_hash: Type.String({ description: 'SHA-256 (hex) over the previous entry hash and this entry; see docs/operations.md.' }),
+  },
+  { $id: 'AuditLog' },
+);
+
+/** Flat filters (spec 4.1): who, what, on which entity, when. */
+export const AuditFilterQuery = {
+  actor_user_id: Type.Optional(Type.String({ description: 'Only entries by this user (uuid).' })),
+  action: Type.Optional(Type.String({ description: 'Exact action, e.g. location.created.' })),
+  entity_type: Type.Optional(Type.String({ description: 'Exact entity type, e.g. location.' })),
+  entity_id: Type.Optional(Type.String({ description: 'Only entries about this entity (uuid).' })),
+  action_context: Type.Optional(Type.String({ description: 'For example break_glass: what superadmins did under an elevation.' })),
+  break_glass_id: Type.Optional(Type.String({ description: 'Only entries written under this break-glass session (uuid).' })),
+  ...DateRangeQuery('created_at'),
+};
+
+export const AuditListQuery = ListQueryWith({ sort: SortParam(AUDIT_SORT), ...AuditFilterQuery });
+export const AuditExportQuery = Type.Object(AuditFilterQuery);

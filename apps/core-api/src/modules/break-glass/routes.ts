@@ -1,0 +1,49 @@
+import { createRateLimiter, DataOf, ErrorResponse, errors, rateLimitHeaders } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { requireSuperadmin } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import { BreakGlassSession, OpenSessionBody } from './schemas.ts';
+import { openSession } from './service.ts';
+
+const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
+
+/** POST /v1/break-glass/sessions (spec 3.4, 4.7). */
+export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const { config } = rt;
+  // Per superadmin, shared by every instance through Redis when there is one (DESIGN.md 1).
+  const limiter = createRateLimiter({
+    redis: rt.redis,
+    keyPrefix: `${config.redisKeyPrefix}rl:break-glass`,
+    points: config.breakGlass.rateLimit,
+    durationSeconds: config.breakGlass.rateWindowSeconds,
+  });
+
+  r.post(
+    '/v1/break-glass/sessions',
+    {
+      config: { idempotent: true },
+      onRequest: [requireSuperadmin()],
+      preHandler: async (request, reply) => {
+        const decision = await limiter.consume(`principal:${request.ctx!.principalId}`);
+        reply.headers(rateLimitHeaders(decision));
+        if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
+      },
+      schema: {
+        operationId: 'openBreakGlassSession',
+        tags: ['console'],
+        summary: 'Open a break-glass session (superadmin)',
+        description:
+          "Elevates the caller for one organization and one scope, default 60 minutes, at most 240. Audit-logged in the organization's own trail; rate-limited per superadmin (BREAK_GLASS_RATE_LIMIT per BREAK_GLASS_RATE_WINDOW). Honours Idempotency-Key.",
+        security: [{ bearerAuth: [] }],
+        body: OpenSessionBody,
+        response: { 201: DataOf(BreakGlassSession), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const session = await request.inTx((tx) => openSession(tx, { ctx: request.ctx!, ip: request.ip }, request.body));
+      return reply.status(201).send({ data: session });
+    },
+  );
+}

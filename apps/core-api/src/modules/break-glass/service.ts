@@ -1,0 +1,135 @@
+import type { Queryable } from '@clinic/db';
+import { AppError, errors } from '@clinic/http-kit';
+import type { FastifyRequest } from 'fastify';
+import { insertAudit } from '../audit/queries.ts';
+import type { Actor } from '../organizations/service.ts';
+import { insertSession, latestSession, organizationExists, type SessionRow } from './queries.ts';
+import { DEFAULT_MINUTES, MAX_MINUTES, REASON_CATEGORIES, type BreakGlassScope } from './schemas.ts';
+
+export interface OpenSessionInput {
+  organization_id: string;
+  scope: BreakGlassScope;
+  reason_category: string;
+  reason_text: string;
+  reason_ref?: string;
+  expires_in_minutes?: number;
+}
+
+/**
+ * What a console needs to draw the elevation form (spec 4.7): where to post, what to fill in, and
+ * the organization and scope the refused route asked for.
+ */
+export function elevationForm(orgId: string, scope: BreakGlassScope) {
+  return {
+    method: 'POST',
+    path: '/v1/break-glass/sessions',
+    organization_id: orgId,
+    scope,
+    reason_categories: [...REASON_CATEGORIES],
+    fields: {
+      reason_text: { required: true, min_length: 10, max_length: 2000 },
+      reason_ref: { required: false, max_length: 200 },
+      expires_in_minutes: { required: false, default: DEFAULT_MINUTES, minimum: 1, maximum: MAX_MINUTES },
+    },
+  };
+}
+
+export function breakGlassRequired(orgId: string, scope: BreakGlassScope, message?: string): AppError {
+  return new AppError(
+    403,
+    'break_glass_required',
+    message ?? `Access to this organization's ${scope} needs an open break-glass session: POST /v1/break-glass/sessions with a reason.`,
+    { extra: { elevation: elevationForm(orgId, scope) } },
+  );
+}
+
+function breakGlassExpired(session: SessionRow): AppError {
+  return new AppError(410, 'break_glass_expired', `The break-glass session ${session.id} expired at ${session.expires_at.toISOString()}; open a new one to continue.`, {
+    extra: { session_id: session.id, expired_at: session.expires_at, elevation: elevationForm(session.organization_id, session.scope) },
+  });
+}
+
+/** POST /v1/break-glass/sessions: the session and its audit entry, in the organization's own trail. */
+export async function openSession(tx: Queryable, actor: Actor, input: OpenSessionInput): Promise<SessionRow> {
+  if (!(await organizationExists(tx, input.organization_id))) throw errors.organizationNotFound();
+  const session = await insertSession(tx, {
+    organization_id: input.organization_id,
+    superadmin_user_id: actor.ctx.principalId,
+    scope: input.scope,
+    reason_category: input.reason_category,
+    reason_text: input.reason_text,
+    reason_ref: input.reason_ref ?? null,
+    minutes: input.expires_in_minutes ?? DEFAULT_MINUTES,
+  });
+  // In the organization's trail, so its administrators see who opened access to their data and why.
+  await insertAudit(tx, {
+    organizationId: session.organization_id,
+    actorUserId: actor.ctx.principalId,
+    action: 'break_glass.opened',
+    entityType: 'break_glass_session',
+    entityId: session.id,
+    actionContext: 'break_glass',
+    breakGlassId: session.id,
+    data: {
+      scope: session.scope,
+      reason_category: session.reason_category,
+      reason_text: session.reason_text,
+      reason_ref: session.reason_ref,
+      expires_at: session.expires_at,
+    },
+    ip: actor.ip,
+  });
+  return session;
+}
+
+/** The open session behind each console request, set by the gate. */
+const sessions = new WeakMap<FastifyRequest, SessionRow>();
+
+export function sessionOf(request: FastifyRequest): SessionRow {
+  const s = sessions.get(request);
+  if (!s) throw new Error('console route without its break-glass gate');
+  return s;
+}
+
+/**
+ * The gate of the console routes (spec 4.7): a superadmin with an open session of their own for the
+ * path's organization and this scope. Otherwise 403 break_glass_required (with the form), or 410
+ * break_glass_expired when their latest such session has run out.
+ */
+export function requireBreakGlass(scope: BreakGlassScope, orgParam = 'org_id') {
+  return async (request: FastifyRequest): Promise<void> => {
+    const ctx = request.ctx;
+    if (!ctx) throw errors.unauthorized();
+    if (!ctx.isSuperadmin) throw errors.forbidden('The console is for platform superadmins.');
+    const orgId = (request.params as Record<string, string>)[orgParam]!;
+    const session = await request.inTx(async (tx) => {
+      if (!(await organizationExists(tx, orgId))) throw errors.organizationNotFound();
+      return latestSession(tx, ctx.principalId, orgId, scope);
+    });
+    if (!session) throw breakGlassRequired(orgId, scope);
+    if (session.status !== 'open') throw breakGlassExpired(session);
+    sessions.set(request, session);
+  };
+}
+
+/** The audit entry of an action taken under a session (spec 6.2: action_context break_glass + break_glass_id). */
+export function auditUnderSession(
+  tx: Queryable,
+  request: FastifyRequest,
+  action: string,
+  entity: { type: string; id?: string | null },
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  const session = sessionOf(request);
+  return insertAudit(tx, {
+    organizationId: session.organization_id,
+    actorUserId: request.ctx!.principalId,
+    action,
+    entityType: entity.type,
+    entityId: entity.id ?? null,
+    actionContext: 'break_glass',
+    breakGlassId: session.id,
+    data: { scope: session.scope, ...data },
+    ip: request.ip,
+  });
+}

@@ -1,0 +1,142 @@
+import type { Database } from '@clinic/db';
+import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Uuid } from '@clinic/http-kit';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { requireSuperadmin } from '../../platform/pipeline.ts';
+import type { Runtime } from '../../platform/runtime.ts';
+import { listProviders } from './queries.ts';
+import { createProviderResolver, type ProviderResolver } from './resolver.ts';
+import { CAPABILITIES, CreateOverrideBody, Provider, Resolved, UpdateProviderBody, type Capability } from './schemas.ts';
+import { createOverride, getProvider, toPublic, updateProviderRow } from './service.ts';
+
+const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
+const bearer = [{ bearerAuth: [] }];
+const tags = ['operator'];
+const BASE = '/v1/admin/platform-service-providers';
+
+const resolvers = new WeakMap<Database, ProviderResolver>();
+
+/** The provider resolver of this instance (one cache per runtime; other modules resolve through it). */
+export function providerResolverOf(rt: Runtime): ProviderResolver {
+  let r = resolvers.get(rt.db);
+  if (!r) {
+    r = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
+    resolvers.set(rt.db, r);
+  }
+  return r;
+}
+
+/** Operator surface (spec 2.11, 4.10): superadmin only. */
+export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const deps = { secrets: rt.secrets, allowPrivateEndpoints: rt.config.providers.allowPrivateEndpoints };
+  // Per app instance: two instances in one process (tests) keep separate caches, as two processes would.
+  const resolver = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
+  resolvers.set(rt.db, resolver);
+  const gate = [requireSuperadmin()];
+  const actorOf = (request: { ctx: unknown; ip: string }) => ({ ctx: request.ctx as NonNullable<import('fastify').FastifyRequest['ctx']>, ip: request.ip });
+
+  r.get(
+    BASE,
+    {
+      onRequest: gate,
+      schema: {
+        operationId: 'listPlatformServiceProviders',
+        tags,
+        summary: 'List provider rows (credentials masked)',
+        description: 'Superadmin. Filters: capability, organization_id. Platform rows first.',
+        security: bearer,
+        querystring: Type.Object({
+          page: Type.Optional(Type.String()),
+          limit: Type.Optional(Type.String()),
+          capability: Type.Optional(Type.Union(CAPABILITIES.map((c) => Type.Literal(c)))),
+          organization_id: Type.Optional(Uuid),
+        }),
+        response: { 200: ListOf(Provider), ...errorResponses },
+      },
+    },
+    async (request) =>
+      request.inTx(async (tx) => {
+        const page = parsePagination(request.query);
+        const { rows, total } = await listProviders(tx, request.query, page);
+        return listEnvelope(rows.map((row) => toPublic(row, rt.secrets)), page, total);
+      }),
+  );
+
+  r.get(
+    `${BASE}/resolve`,
+    {
+      onRequest: gate,
+      schema: {
+        operationId: 'resolvePlatformServiceProvider',
+        tags,
+        summary: 'Which provider this instance uses for a capability (and organization)',
+        description:
+          "Superadmin. The organization's override, else the platform row, else the deployment default; inactive rows are skipped. A row in error answers 502 provider_unavailable and is never replaced silently. Served from this instance's cache (PROVIDER_CACHE_TTL_SECONDS, 5 minutes).",
+        security: bearer,
+        querystring: Type.Object({ capability: Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), organization_id: Type.Optional(Uuid) }),
+        response: { 200: DataOf(Resolved), ...errorResponses, 502: ErrorResponse },
+      },
+    },
+    async (request) => {
+      const res = await resolver.resolve(request.query.capability as Capability, request.query.organization_id?.toLowerCase() ?? null);
+      return { data: { capability: res.capability, source: res.source, provider_id: res.row?.id ?? null, provider: res.row?.provider ?? null, config: res.row?.config ?? null, updated_at: res.row?.updated_at ?? null } };
+    },
+  );
+
+  r.get(
+    `${BASE}/:id`,
+    {
+      onRequest: gate,
+      schema: { operationId: 'getPlatformServiceProvider', tags, summary: 'Read a provider row (credentials masked)', security: bearer, params: Type.Object({ id: Uuid }), response: { 200: DataOf(Provider), ...errorResponses } },
+    },
+    async (request) => ({ data: toPublic(await request.inTx((tx) => getProvider(tx, request.params.id.toLowerCase())), rt.secrets) }),
+  );
+
+  r.post(
+    BASE,
+    {
+      onRequest: gate,
+      config: { idempotent: true },
+      schema: {
+        operationId: 'createPlatformServiceProvider',
+        tags,
+        summary: 'Add a per-organization provider override',
+        description: 'Superadmin. Body shapes of spec 2.11 for the capability; the row is active at once and the health check watches it. 409 provider_exists when the organization has one.',
+        security: bearer,
+        body: CreateOverrideBody,
+        response: { 201: DataOf(Provider), ...errorResponses, 409: ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const row = await request.inTx((tx) => createOverride(tx, actorOf(request), deps, request.body as Parameters<typeof createOverride>[3]));
+      resolver.invalidate(row.capability);
+      return reply.status(201).send({ data: toPublic(row, rt.secrets) });
+    },
+  );
+
+  r.patch(
+    `${BASE}/:id`,
+    {
+      onRequest: gate,
+      schema: {
+        operationId: 'updatePlatformServiceProvider',
+        tags,
+        summary: 'Rotate credentials, change config or (de)activate a provider row',
+        description:
+          'Superadmin (spec 4.10). credentials replace the stored set (sealed with AES-256-GCM); config keys merge and the result must match spec 2.11; status active or inactive. Bumps updated_at, audits the diff with credentials masked, and drops this instance\'s cache; other instances follow within PROVIDER_CACHE_TTL_SECONDS. Revoke the old credential only after the health check shows active.',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        body: UpdateProviderBody,
+        response: { 200: DataOf(Provider), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const row = await request.inTx((tx) => updateProviderRow(tx, actorOf(request), deps, request.params.id.toLowerCase(), request.body));
+      resolver.invalidate(row.capability);
+      return { data: toPublic(row, rt.secrets) };
+    },
+  );
+  void errors;
+}
