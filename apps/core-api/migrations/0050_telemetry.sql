@@ -279,7 +279,8 @@ begin
   status := app.telemetry_gate(p_user, p_org, 'analytics');
   if status <> 'ok' then return; end if;
   insert into media_session_metrics (media_session_id, organization_id, patient_user_id, exercise_id, video_id)
-  values (p_media_session, p_org, p_user, p_exercise, p_video)
+  -- An unknown exercise id is dropped rather than failing the batch (the id is only a label here).
+  values (p_media_session, p_org, p_user, (select e.id from exercises e where e.id = p_exercise), p_video)
   on conflict (media_session_id) do nothing;
   select organization_id, patient_user_id into m from media_session_metrics where media_session_id = p_media_session for update;
   if m.organization_id <> p_org or m.patient_user_id <> p_user then status := 'session_not_found'; return; end if;

@@ -19,6 +19,8 @@ import { createContextCache } from './modules/identity/context-cache.ts';
 import { gdprRoutes } from './modules/gdpr/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
+import { exerciseRoutes } from './modules/exercises/routes.ts';
+import { exerciseSessionRoutes } from './modules/exercise-sessions/routes.ts';
 import { memberRoutes } from './modules/members/routes.ts';
 import { roleRoutes } from './modules/roles/routes.ts';
 import { userRoutes } from './modules/users/routes.ts';
@@ -96,6 +98,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   roleRoutes(app, rt);
   domainRoutes(app, rt);
   locationRoutes(app, rt);
+  exerciseRoutes(app, rt);
+  exerciseSessionRoutes(app, rt);
   userRoutes(app, rt);
   consentRoutes(app, rt);
   accountRoutes(app, rt);

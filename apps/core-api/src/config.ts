@@ -37,6 +37,12 @@ const Env = Type.Object({
   IDEMPOTENCY_TTL_SECONDS: Type.Integer({ default: 86_400, minimum: 60 }),
   // Secrets at rest (platform/secrets.ts): `id:base64key,...`, first seals; required in production.
   MASTER_KEYS: Type.Optional(Type.String()),
+  // Telemetry (issue 8; docs/telemetry.md): its port, the Ed25519 private JWK that signs exercise-session
+  // tokens (required in production; generated per process otherwise), token and replay-URL lifetimes.
+  TELEMETRY_PORT: Type.Integer({ default: 3001, minimum: 0, maximum: 65535 }),
+  TELEMETRY_SIGNING_KEY: Type.Optional(Type.String()),
+  TELEMETRY_SESSION_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
+  TELEMETRY_REPLAY_URL_TTL_SECONDS: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
   SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
   SYSTEM_MANUFACTURER_ADDRESS: Type.String({ default: 'Not configured: set SYSTEM_MANUFACTURER_ADDRESS' }),
   SYSTEM_PRODUCT_NAME: Type.String({ default: 'Clinic Platform' }),
@@ -88,6 +94,13 @@ export interface Config {
    * bench/gate.ts (the gate against no gate on the same data) and must not be used in production.
    */
   consentGate: boolean;
+  telemetry: {
+    port: number;
+    /** Private JWK (JSON) of the session-token key; null: a key generated at start (not in production). */
+    signingKey: string | null;
+    sessionTokenTtlSeconds: number;
+    replayUrlTtlSeconds: number;
+  };
   rateLimits: {
     api: { limit: number; windowSeconds: number };
     publicResolve: { limit: number; windowSeconds: number };
@@ -141,6 +154,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (production && !values.MASTER_KEYS) {
     throw new ConfigError('MASTER_KEYS is required when NODE_ENV=production (generate one with: echo "k1:$(openssl rand -base64 32)")');
   }
+  if (production && !values.TELEMETRY_SIGNING_KEY) {
+    throw new ConfigError('TELEMETRY_SIGNING_KEY (an Ed25519 private JWK) is required when NODE_ENV=production: every instance must sign exercise-session tokens with the same key');
+  }
   if (production && values.CONSENT_GATE === 'off') {
     throw new ConfigError('CONSENT_GATE=off is for benchmarks only and is refused when NODE_ENV=production');
   }
@@ -193,6 +209,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
     masterKeys: values.MASTER_KEYS ?? null,
     consentGate: values.CONSENT_GATE === 'on',
+    telemetry: {
+      port: values.TELEMETRY_PORT,
+      signingKey: values.TELEMETRY_SIGNING_KEY ?? null,
+      sessionTokenTtlSeconds: values.TELEMETRY_SESSION_TOKEN_TTL_SECONDS,
+      replayUrlTtlSeconds: values.TELEMETRY_REPLAY_URL_TTL_SECONDS,
+    },
     rateLimits: {
       api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },
       publicResolve: {

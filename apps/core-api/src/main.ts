@@ -1,4 +1,5 @@
 import { buildApp } from './app.ts';
+import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from './platform/embedded-lock.ts';
 import { startControlServer } from './platform/control-server.ts';
@@ -20,7 +21,7 @@ interface Companion {
  * as its own process (`npm run worker`, the telemetry and composer entries) and this list is skipped
  * (embedded only).
  */
-const COMPANIONS: Companion[] = [];
+const COMPANIONS: Companion[] = [telemetryCompanion];
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);

@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { JOINT_NAMES } from './joints.ts';
-
-const Joint = Type.Union(JOINT_NAMES.map((j) => Type.Literal(j)));
+// Spelled out (not mapped from JOINTS) so that the static type keeps the literals.
+const Joint = Type.Union([
+  Type.Literal('left_knee'), Type.Literal('right_knee'), Type.Literal('left_hip'), Type.Literal('right_hip'),
+  Type.Literal('left_elbow'), Type.Literal('right_elbow'), Type.Literal('left_shoulder'), Type.Literal('right_shoulder'),
+]);
 
 /**
  * The movement definition of an exercise (docs/telemetry.md): the joint angles to track (ROM is

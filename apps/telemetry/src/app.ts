@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto';
+import { frameworkErrors, installErrorHandling, installValidators } from '@clinic/http-kit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ingestRoutes, type IngestDeps } from './routes/ingest.ts';
+
+export type TelemetryDeps = Omit<IngestDeps, 'poseBodyLimit'> & {
+  /** Compressed pose batch limit; a second of 30 fps frames is about 12 KiB gzipped. */
+  poseBodyLimit?: number;
+  /** JSON body limit (media event batches). */
+  bodyLimit?: number;
+};
+
+/** The telemetry service (spec 4.11, DESIGN.md 1) as a Fastify instance; listening is the caller's business. */
+export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger.child({ service: 'telemetry' }) as FastifyBaseLogger,
+    bodyLimit: deps.bodyLimit ?? 262_144,
+    genReqId: () => randomUUID(),
+    requestTimeout: 30_000,
+    frameworkErrors,
+  });
+  installValidators(app);
+  installErrorHandling(app);
+  app.removeContentTypeParser('text/plain');
+  app.get('/health', async () => ({ status: 'ok', service: 'telemetry' }));
+  ingestRoutes(app, { ...deps, poseBodyLimit: deps.poseBodyLimit ?? 262_144 });
+  return app;
+}

@@ -1,0 +1,130 @@
+import { AppError, bearerToken, DataOf, ErrorResponse, errors, Uuid, type TokenVerifier } from '@clinic/http-kit';
+import type { Database } from '@clinic/db';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { asTelemetry } from '../db.ts';
+import { finalizeSession, type FinalizeDeps } from '../finalize.ts';
+import { gateError } from '../gate.ts';
+import { decodeBatch, gunzipBatch, PoseFormatError } from '../pose/format.ts';
+import type { SessionClaims, SessionTokenVerifier } from '../tokens.ts';
+import { MediaEventsBody } from './media-schema.ts';
+
+export interface IngestDeps extends FinalizeDeps {
+  db: Database;
+  sessionTokens: SessionTokenVerifier;
+  /** The identity provider's verifier (the patient portal's own bearer token, for media events). */
+  userTokens: TokenVerifier;
+  poseBodyLimit: number;
+}
+
+const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function sessionCaller(deps: IngestDeps, request: FastifyRequest): Promise<SessionClaims> {
+  const raw = bearerToken(request.headers.authorization);
+  if (!raw) throw errors.unauthorized('An exercise-session token is required: send Authorization: Bearer <session_token>.');
+  return deps.sessionTokens.verify(raw);
+}
+
+function refuse(status: string, purpose: 'analytics' | 'biometric'): never {
+  const err = gateError(status, purpose);
+  throw err ?? new Error('refuse called with ok');
+}
+
+const EndedSchema = Type.Object({
+  session_id: Uuid,
+  status: Type.String(),
+  replay_available: Type.Boolean(),
+  result: Type.Unknown({ description: 'rep_count, form_score, rom, reps, algorithm_version (docs/telemetry.md); null without frames' }),
+});
+
+export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  // Pose batches are binary (docs/telemetry.md); only this route takes them, with its own size limit.
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) => done(null, body));
+
+  r.post(
+    '/v1/pose/frames',
+    {
+      bodyLimit: deps.poseBodyLimit,
+      schema: {
+        operationId: 'ingestPoseFrames',
+        summary: 'One pose batch (gzip, binary format of docs/telemetry.md); session token',
+        response: { 200: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })), 201: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })), ...errs },
+      },
+    },
+    async (request, reply) => {
+      const claims = await sessionCaller(deps, request);
+      if (!Buffer.isBuffer(request.body)) throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
+      let batch;
+      try {
+        batch = decodeBatch(gunzipBatch(request.body));
+      } catch (err) {
+        if (err instanceof PoseFormatError) throw errors.validation({ body: err.message }, `Invalid pose batch: ${err.message}.`);
+        throw err;
+      }
+      const n = batch.timestamps.length;
+      const { rows } = await asTelemetry(deps.db, (tx) =>
+        tx.query<{ s: string }>('select app.telemetry_ingest_pose($1, $2, $3, $4, $5, $6, $7, $8) as s', [
+          claims.sessionId, claims.userId, claims.orgId, batch.seq, n, batch.timestamps[0], batch.timestamps[n - 1], request.body,
+        ]),
+      );
+      const s = rows[0]!.s;
+      if (s !== 'stored' && s !== 'duplicate') refuse(s, 'biometric');
+      return reply.status(s === 'stored' ? 201 : 200).send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
+    },
+  );
+
+  r.post(
+    '/v1/sessions/:id/end',
+    {
+      schema: {
+        operationId: 'endExerciseSession',
+        summary: 'Ends a pose session: rep count, range of motion, form score; idempotent; session token',
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(EndedSchema), ...errs },
+      },
+    },
+    async (request) => {
+      const claims = await sessionCaller(deps, request);
+      if (claims.sessionId !== request.params.id.toLowerCase()) throw errors.forbidden('This session token belongs to another session.');
+      const out = await finalizeSession(deps, claims.sessionId, { userId: claims.userId, orgId: claims.orgId }, { status: 'completed', reason: 'session_end' });
+      return { data: out };
+    },
+  );
+
+  r.post(
+    '/v1/media/events',
+    {
+      schema: {
+        operationId: 'ingestMediaEvents',
+        summary: 'Exercise-video engagement events (spec 4.11); the patient portal bearer token and X-Organization-ID',
+        body: MediaEventsBody,
+        response: { 200: DataOf(Type.Object({ media_session_id: Uuid, accepted: Type.Integer(), duplicates: Type.Integer() })), ...errs },
+      },
+    },
+    async (request) => {
+      const raw = bearerToken(request.headers.authorization);
+      if (!raw) throw errors.unauthorized();
+      const token = await deps.userTokens.verify(raw);
+      const org = request.headers['x-organization-id'];
+      if (typeof org !== 'string' || !UUID.test(org)) throw errors.validation({ 'X-Organization-ID': 'must be the uuid of the organization' }, 'X-Organization-ID is required.');
+      const body = request.body;
+      const seqs = new Set(body.events.map((e) => e.seq));
+      if (seqs.size !== body.events.length) throw errors.validation({ events: 'seq values must be unique within a batch' });
+      const result = await asTelemetry(deps.db, async (tx) => {
+        const u = await tx.query<{ id: string | null }>('select app.telemetry_user_by_subject($1) as id', [token.subject]);
+        const userId = u.rows[0]?.id;
+        // Not provisioned yet: the person has never used the core API, so it is no one's patient.
+        if (!userId) return { status: 'not_patient', accepted: 0 };
+        const { rows } = await tx.query<{ status: string; accepted: number }>('select * from app.telemetry_ingest_media($1, $2, $3, $4, $5, $6::jsonb)', [
+          userId, org.toLowerCase(), body.media_session_id, body.exercise_id ?? null, body.video_id ?? null, JSON.stringify(body.events),
+        ]);
+        return rows[0]!;
+      });
+      if (result.status !== 'ok') refuse(result.status, 'analytics');
+      return { data: { media_session_id: body.media_session_id, accepted: result.accepted, duplicates: body.events.length - result.accepted } };
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
+import type { FastifyInstance } from 'fastify';
+import { createRemoteJWKSet } from 'jose';
+import { startTestApp, uniqueEmail, type TestApp } from '../../core-api/test/helpers.ts';
+import { assetsOf, useAssets } from '../../core-api/src/modules/exercise-sessions/assets.ts';
+import { sessionSigner } from '../../core-api/src/modules/exercise-sessions/token.ts';
+import { buildTelemetryApp } from '../src/app.ts';
+import { encodeBatchGzip } from '../src/pose/format.ts';
+import { createSessionTokenVerifier } from '../src/tokens.ts';
+
+/**
+ * A core API (listening on loopback, for its JWKS) and two telemetry instances on the same database:
+ * A verifies session tokens with the keys in memory (the embedded companion's way), B fetches the
+ * core's JWKS over HTTP (production's way).
+ */
+export interface World {
+  t: TestApp;
+  a: FastifyInstance;
+  b: FastifyInstance;
+  assets: AssetStore;
+  orgId: string;
+  su: string;
+  patient: { token: string; userId: string };
+  versions: Record<'biometric' | 'analytics', number>;
+  exerciseId(slug: string): Promise<string>;
+  grant(purpose: 'biometric' | 'analytics', token?: string): Promise<string>;
+  withdraw(consentId: string, token?: string): Promise<void>;
+  start(token?: string, slug?: string): Promise<{ id: string; token: string }>;
+  pose(app: FastifyInstance, token: string, batch: Parameters<typeof encodeBatchGzip>[0] | Buffer): Promise<{ statusCode: number; body: string; json(): any }>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(): Promise<World> {
+  const dir = await mkdtemp(join(tmpdir(), 'telemetry-test-'));
+  const t = await startTestApp({ env: { RATELIMIT_API_LIMIT: '100000' } });
+  // The runtime's store when it has one; a temporary folder otherwise.
+  useAssets(t.rt, createLocalAssetStore(dir));
+  const assets = assetsOf(t.rt);
+  const coreUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const signer = await sessionSigner(t.rt.config);
+  const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier };
+  const a = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys) });
+  const b = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(`${coreUrl}/v1/public/telemetry/jwks.json`))) });
+  const su = await t.superadmin();
+  const org = await t.createOrg();
+  const patient = await t.addPatient(org.id, uniqueEmail('patient'));
+  const versions = { biometric: 0, analytics: 0 };
+  for (const code of ['biometric', 'analytics'] as const) {
+    const res = await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: `${code} text` } } });
+    if (res.statusCode !== 201) throw new Error(res.body);
+    versions[code] = res.json().data.version;
+  }
+  const w: World = {
+    t, a, b, assets, orgId: org.id, su, patient, versions,
+    async exerciseId(slug) {
+      const { rows } = await t.db.query<{ id: string }>('select id from exercises where slug = $1', [slug]);
+      return rows[0]!.id;
+    },
+    async grant(purpose, token = patient.token) {
+      const res = await t.call('POST', '/v1/me/consents', { token, body: { grants: [{ organization_id: org.id, purpose_code: purpose, purpose_version: versions[purpose], source: 'self_toggle' }] } });
+      if (res.statusCode !== 201) throw new Error(res.body);
+      return res.json().data[0].id;
+    },
+    async withdraw(id, token = patient.token) {
+      const res = await t.call('POST', `/v1/me/consents/${id}/withdraw`, { token, body: {} });
+      if (res.statusCode !== 200) throw new Error(res.body);
+    },
+    async start(token = patient.token, slug = 'squat') {
+      const res = await t.call('POST', '/v1/exercise-sessions', { token, org: org.id, body: { exercise_id: await w.exerciseId(slug) } });
+      if (res.statusCode !== 201) throw new Error(res.body);
+      return { id: res.json().data.id, token: res.json().data.session_token };
+    },
+    async pose(app, token, batch) {
+      const payload = Buffer.isBuffer(batch) ? batch : encodeBatchGzip(batch);
+      return app.inject({ method: 'POST', url: '/v1/pose/frames', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, payload });
+    },
+    async close() {
+      await a.close();
+      await b.close();
+      await t.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return w;
+}
