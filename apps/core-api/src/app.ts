@@ -14,6 +14,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './modules/account/routes.ts';
 import { consentRoutes } from './modules/consents/routes.ts';
 import { customFieldRoutes } from './modules/custom-fields/routes.ts';
+import { formTemplateRoutes } from './modules/form-templates/routes.ts';
+import { formRoutes } from './modules/forms/routes.ts';
+import { patientRoutes } from './modules/patients/routes.ts';
 import { domainRoutes } from './modules/domains/routes.ts';
 import { createContextCache } from './modules/identity/context-cache.ts';
 import { gdprRoutes } from './modules/gdpr/routes.ts';
@@ -105,6 +108,9 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   accountRoutes(app, rt);
   gdprRoutes(app, rt);
   customFieldRoutes(app);
+  formTemplateRoutes(app);
+  await formRoutes(app, rt);
+  patientRoutes(app);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   return app;

@@ -43,6 +43,11 @@ const Env = Type.Object({
   TELEMETRY_SIGNING_KEY: Type.Optional(Type.String()),
   TELEMETRY_SESSION_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
   TELEMETRY_REPLAY_URL_TTL_SECONDS: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
+  // Forms (issue 6): the local asset folder (default `<DATA_DIR>/assets`; a temporary folder under
+  // NODE_ENV=test) and the limits of files attached to forms.
+  ASSETS_DIR: Type.Optional(Type.String()),
+  FORM_FILE_MAX_BYTES: Type.Integer({ default: 10_485_760, minimum: 1 }),
+  FORM_FILE_TYPES: Type.String({ default: 'application/pdf,image/png,image/jpeg,image/webp,text/plain' }),
   SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
   SYSTEM_MANUFACTURER_ADDRESS: Type.String({ default: 'Not configured: set SYSTEM_MANUFACTURER_ADDRESS' }),
   SYSTEM_PRODUCT_NAME: Type.String({ default: 'Clinic Platform' }),
@@ -101,6 +106,10 @@ export interface Config {
     sessionTokenTtlSeconds: number;
     replayUrlTtlSeconds: number;
   };
+  /** Root of the local asset store; null: `<dataDir>/assets`, or a temporary folder under NODE_ENV=test. */
+  assetsDir: string | null;
+  /** Files attached to forms: largest size in bytes and the accepted content types. */
+  formFiles: { maxBytes: number; types: string[] };
   rateLimits: {
     api: { limit: number; windowSeconds: number };
     publicResolve: { limit: number; windowSeconds: number };
@@ -214,6 +223,11 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       signingKey: values.TELEMETRY_SIGNING_KEY ?? null,
       sessionTokenTtlSeconds: values.TELEMETRY_SESSION_TOKEN_TTL_SECONDS,
       replayUrlTtlSeconds: values.TELEMETRY_REPLAY_URL_TTL_SECONDS,
+    },
+    assetsDir: values.ASSETS_DIR ? resolve(values.ASSETS_DIR) : null,
+    formFiles: {
+      maxBytes: values.FORM_FILE_MAX_BYTES,
+      types: values.FORM_FILE_TYPES.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     },
     rateLimits: {
       api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },

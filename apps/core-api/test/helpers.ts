@@ -35,7 +35,16 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     // Issue 4 (migration 0008): the consent routes of spec 4.6.
     'consents.manage',
     'consents.view_org',
+    // Issue 6 (migrations 0020, 0024): custom fields, form templates, forms, patients, specialists.
+    'custom_fields.manage',
     'data.view_deleted',
+    'form_templates.manage',
+    'form_templates.view',
+    'forms.create',
+    'forms.delete_unsigned',
+    'forms.fill_org',
+    'forms.sign',
+    'forms.view_org',
     // Issue 4 (migration 0009): clinics answer their patients' data-subject requests.
     'gdpr.erase_data',
     'gdpr.export_data',
@@ -45,9 +54,30 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'organizations.manage_members',
     'organizations.update',
     'organizations.view_directory',
+    'patients.delete',
+    'patients.onboard',
+    'patients.update_org',
+    'patients.view_org',
+    'specialists.create',
+    'specialists.delete',
+    'specialists.update_org',
+    'specialists.update_self',
+    'specialists.view',
   ],
-  customer_support: ['organizations.view_directory'],
-  specialist: ['organizations.view_directory'],
+  // Issue 6 (migration 0024): the front desk registers patients; a clinician works with forms.
+  customer_support: ['form_templates.view', 'organizations.view_directory', 'patients.onboard', 'patients.update_org', 'patients.view_org', 'specialists.view'],
+  specialist: [
+    'form_templates.view',
+    'forms.create',
+    'forms.fill_org',
+    'forms.sign',
+    'forms.view_org',
+    'organizations.view_directory',
+    'patients.update_org',
+    'patients.view_org',
+    'specialists.update_self',
+    'specialists.view',
+  ],
 };
 
 /** A well-formed UUIDv7 that names no row. */

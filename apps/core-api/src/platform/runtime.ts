@@ -1,5 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
 import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { createJwtVerifier, type TokenVerifier } from '@clinic/http-kit';
 import { Redis } from 'ioredis';
@@ -26,6 +29,8 @@ export interface Runtime {
   permissionCatalog: string[];
   /** Seals and opens secrets at rest (webhook signing secrets, provider credentials). */
   secrets: SecretBox;
+  /** Files (form attachments, ...): a folder here; an S3-compatible bucket in production (issue 7). */
+  assets: AssetStore;
   lock: HeldLock | null;
   close(): Promise<void>;
 }
@@ -79,6 +84,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   }
   const catalog = await permissionCatalog(db);
   const secrets = createSecretBox(await loadMasterKeys({ spec: config.masterKeys, env: config.env, dataDir: config.dataDir }));
+  // Tests get a fresh folder each: no test sees another's files, and nothing lands in DATA_DIR.
+  const tempAssets = !config.assetsDir && config.env === 'test';
+  const assetsRoot = config.assetsDir ?? (tempAssets ? await mkdtemp(join(tmpdir(), 'clinic-assets-')) : join(config.dataDir, 'assets'));
+  const assets = createLocalAssetStore(assetsRoot);
   const database = db;
   return {
     config,
@@ -90,11 +99,13 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     profile: createProfileSource(config.auth),
     permissionCatalog: catalog,
     secrets,
+    assets,
     lock,
     async close() {
       redis?.disconnect();
       if (!overrides.db) await database.close();
       await lock?.release();
+      if (tempAssets) await rm(assetsRoot, { recursive: true, force: true });
     },
   };
 }
