@@ -27,7 +27,7 @@ export async function verifyChain(db: Queryable, orgId: string | null): Promise<
   for (;;) {
     const { rows } = await db.query<{ id: string; chain_seq: number; prev_hash: string; row_hash: string; canonical: string }>(
       `select id, chain_seq, prev_hash, row_hash, app.audit_canonical(a) as canonical from audit_logs a
-       where coalesce(organization_id, $1::uuid) = $1::uuid and chain_seq >= $2 order by chain_seq limit $3`,
+       where ${orgId ? 'organization_id = $1' : 'organization_id is null and $1::uuid is not null'} and chain_seq >= $2 order by chain_seq limit $3`,
       [chain, expectedSeq, PAGE],
     );
     for (const r of rows) {
