@@ -5,8 +5,8 @@ import { errors, frameworkErrors, installErrorHandling, installValidators } from
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ComposerConfig } from './config.ts';
-import { createLocalHlsProvider } from './delivery/local-hls.ts';
-import { createStreamProvider } from './delivery/stream.ts';
+import type { createLocalHlsProvider } from './delivery/local-hls.ts';
+import { createDelivery } from './delivery/index.ts';
 import type { DeliveryProvider } from './delivery/types.ts';
 import { composerRoutes } from './routes.ts';
 import { createComposer, type Composer } from './service.ts';
@@ -28,10 +28,8 @@ export async function buildComposerService(
 ): Promise<ComposerService> {
   const tools = { ffmpeg: config.ffmpeg, ffprobe: config.ffprobe };
   const logger = deps.logger.child({ service: 'composer' });
-  const local = config.delivery.kind === 'local' && !deps.delivery
-    ? createLocalHlsProvider({ root: config.delivery.root, publicUrl: config.publicUrl, tools, logger })
-    : null;
-  const delivery = deps.delivery ?? local ?? (config.delivery.kind === 'stream' ? createStreamProvider(config.delivery) : null)!;
+  const delivery = deps.delivery ?? createDelivery(config, logger);
+  const local = 'fileOf' in delivery ? (delivery as ReturnType<typeof createLocalHlsProvider>) : null;
   const composer = createComposer({
     db: deps.db,
     store: deps.store ?? createLocalAssetStore(config.assetsDir),

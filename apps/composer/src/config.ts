@@ -134,3 +134,6 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
     ffprobe: values.FFPROBE_PATH,
   };
 }
+
+/** The composer's settings from this process's environment (its main, the embedded companion, the CLI, the worker). */
+export const composerConfigFromEnv = (): ComposerConfig => parseComposerConfig(process.env);

@@ -113,9 +113,11 @@ export async function settleProcessing(tx: Queryable, id: string, v: DeliveredVi
   if (rows[0]?.status === 'ready') await emitReady(tx, rows[0]);
 }
 
-export async function listProcessing(tx: Queryable, limit: number): Promise<RenderRow[]> {
+/** Rows processing for longer than `minAgeSeconds` (younger ones are followed up by their renderer). */
+export async function listProcessing(tx: Queryable, limit: number, minAgeSeconds: number): Promise<RenderRow[]> {
   const { rows } = await tx.query<RenderRow>(
-    `select ${RENDER_COLS} from exercise_renders where status = 'processing' order by updated_at limit $1`, [limit]);
+    `select ${RENDER_COLS} from exercise_renders where status = 'processing' and updated_at < now() - make_interval(secs => $2)
+     order by updated_at limit $1`, [limit, minAgeSeconds]);
   return rows;
 }
 

@@ -144,23 +144,6 @@ export function createComposer(d: ComposerDeps) {
       return p;
     },
 
-    /** Rows still processing at the provider: asked once each (the worker's sweep; idempotent). */
-    async settleProcessing(limit = 50): Promise<number> {
-      const rows = await q.asComposer(d.db, (tx) => q.listProcessing(tx, limit));
-      let settled = 0;
-      for (const row of rows) {
-        const v = await d.delivery.status(row.stream_video_id!).catch((err: Error) => {
-          d.logger.warn({ render_id: row.id, err: err.message }, 'delivery status unavailable');
-          return null;
-        });
-        if (v && v.state !== 'processing') {
-          await q.asComposer(d.db, (tx) => q.settleProcessing(tx, row.id, v));
-          settled++;
-        }
-      }
-      return settled;
-    },
-
     /** Background follow-ups finished (tests, shutdown). */
     async idle(): Promise<void> {
       while (background.size) await Promise.allSettled([...background]);

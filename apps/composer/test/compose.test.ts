@@ -30,7 +30,7 @@ function counting(inner: DeliveryProvider) {
 
 describe('composer: rendering, cache and delivery on real media', () => {
   let t: ComposerTest;
-  const slug = 'squat-basic';
+  const slug = 'cmp-squat';
   before(async () => {
     t = await startComposerTest();
     await writeFixtureExercise(t.assetsDir, slug);

@@ -33,8 +33,10 @@ export function createLocalHlsProvider(opts: { root: string; publicUrl: string; 
         await run(opts.tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', join(dir, 'source.mp4'), '-map', '0', '-c', 'copy',
           '-f', 'hls', '-hls_time', '6', '-hls_playlist_type', 'vod', '-hls_segment_filename', join(tmp, 'seg-%05d.ts'), join(tmp, 'index.m3u8')],
         { timeoutMs: 10 * 60_000 });
-        await rename(tmp, join(dir, 'hls'));
+        // Another process (the worker's sweep on the embedded default) may have finished first.
+        if (!(await exists(join(dir, 'hls')))) await rename(tmp, join(dir, 'hls'));
       } catch (err) {
+        if (await exists(join(dir, 'hls', 'index.m3u8'))) return;
         opts.logger.error({ stream_video_id: id, err: (err as Error).message }, 'HLS segmenting failed');
         await writeFile(join(dir, 'error.txt'), (err as Error).message.slice(0, 500)).catch(() => undefined);
       } finally {

@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
+import { pino } from 'pino';
+import { acquireLock, DataDirBusyError, type HeldLock } from '../../core-api/src/platform/embedded-lock.ts';
+import { MIGRATIONS_DIR } from '../../core-api/src/platform/runtime.ts';
+import { composerConfigFromEnv } from './config.ts';
+import { createDelivery } from './delivery/index.ts';
+import { importVideo, ImportError } from './import.ts';
+import { settleProcessingRenders } from './jobs.ts';
+
+const USAGE = 'usage: npm run composer -- import <exercise-slug> <video-file> [--language <code>]   (language defaults to en)';
+
+/**
+ * `npm run composer -- import <slug> <file>`: the pre-baked video of a duration-based exercise.
+ * On the embedded default it takes the data folder's lock, so it refuses while `npm start` runs
+ * (the database belongs to one process); with DATABASE_URL it runs beside the services.
+ */
+export async function runCli(args: string[]): Promise<number> {
+  const [command, slug, file, ...rest] = args;
+  const langAt = rest.indexOf('--language');
+  const language = langAt >= 0 ? rest[langAt + 1] : 'en';
+  if (command !== 'import' || !slug || !file || !language) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const config = composerConfigFromEnv();
+  const logger = pino({ level: config.logLevel });
+  let lock: HeldLock | null = null;
+  let db: Database;
+  try {
+    if (config.databaseUrl) db = await openPostgres({ connectionString: config.databaseUrl, max: 2 });
+    else {
+      lock = await acquireLock(config.dataDir);
+      db = await openPglite(join(config.dataDir, 'pgdata'));
+      await migrate(db, MIGRATIONS_DIR);
+    }
+  } catch (err) {
+    if (err instanceof DataDirBusyError) {
+      process.stderr.write(`The embedded server is running on ${config.dataDir}: stop it (Ctrl-C on npm start), then import again.\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const delivery = createDelivery(config, logger);
+  try {
+    const row = await importVideo({ db, delivery, tools: { ffmpeg: config.ffmpeg, ffprobe: config.ffprobe }, logger }, { slug, language, file });
+    // Local HLS segments in this process: wait for it, then record the ready state before leaving.
+    await delivery.close();
+    if (delivery.kind === 'local') await settleProcessingRenders({ db, delivery, logger }, { minAgeSeconds: 0 });
+    process.stdout.write(`${JSON.stringify({ render_id: row.id, stream_video_id: row.stream_video_id, playback_hls_url: row.playback_hls_url })}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ImportError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await db.close();
+    await lock?.release();
+  }
+}
