@@ -37,6 +37,25 @@ const Env = Type.Object({
   IDEMPOTENCY_TTL_SECONDS: Type.Integer({ default: 86_400, minimum: 60 }),
   // Secrets at rest (platform/secrets.ts): `id:base64key,...`, first seals; required in production.
   MASTER_KEYS: Type.Optional(Type.String()),
+  // Operator surface (issue 7): provider cache and health check, break-glass rate limit.
+  PROVIDER_CACHE_TTL_SECONDS: Type.Number({ default: 300, minimum: 0 }),
+  PROVIDER_HEALTH_INTERVAL: Type.Optional(Type.String()),
+  PROVIDER_PING_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 60_000 }),
+  PROVIDER_ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Type.Boolean()),
+  BREAK_GLASS_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
+  BREAK_GLASS_RATE_WINDOW: Type.String({ default: '1h' }),
+  // Durable jobs and webhooks (issue 5; docs/operations.md).
+  WORKER_DISPATCH_INTERVAL_MS: Type.Integer({ default: 200, minimum: 10 }),
+  WORKER_MAINTENANCE_INTERVAL_SECONDS: Type.Integer({ default: 30, minimum: 1 }),
+  WORKER_DELIVERY_BATCH: Type.Integer({ default: 50, minimum: 1, maximum: 500 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 60_000 }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ default: '5,300,1800,7200,18000,36000,36000' }),
+  WEBHOOK_RATE_LIMIT: Type.Integer({ default: 50, minimum: 1 }),
+  WEBHOOK_RATE_WINDOW_SECONDS: Type.Integer({ default: 5, minimum: 1 }),
+  WEBHOOK_DISABLE_AFTER_SECONDS: Type.Integer({ default: 432_000, minimum: 0 }),
+  WEBHOOK_SECRET_OVERLAP_SECONDS: Type.Integer({ default: 86_400, minimum: 0, maximum: 604_800 }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  WEBHOOK_CA_FILE: Type.Optional(Type.String()),
   // Telemetry (issue 8; docs/telemetry.md): its port, the Ed25519 private JWK that signs exercise-session
   // tokens (required in production; generated per process otherwise), token and replay-URL lifetimes.
   TELEMETRY_PORT: Type.Integer({ default: 3001, minimum: 0, maximum: 65535 }),
@@ -94,6 +113,28 @@ export interface Config {
   idempotencyTtlSeconds: number;
   /** MASTER_KEYS as given; null means the development/test default of platform/secrets.ts. */
   masterKeys: string | null;
+  providers: {
+    /** Per-instance cache of resolved providers (spec 8: 5 minutes). */
+    cacheTtlSeconds: number;
+    /** Health check interval: 1 minute in production, 5 minutes elsewhere (staging sets PROVIDER_HEALTH_INTERVAL=5m). */
+    healthIntervalSeconds: number;
+    pingTimeoutMs: number;
+    /** endpoint_url may name loopback or private addresses (local wire-format servers); refused in production. */
+    allowPrivateEndpoints: boolean;
+  };
+  breakGlass: { rateLimit: number; rateWindowSeconds: number };
+  worker: { dispatchIntervalMs: number; maintenanceIntervalSeconds: number; deliveryBatch: number };
+  webhooks: {
+    timeoutMs: number;
+    /** Delays before attempts 2, 3, ... in seconds (attempt 1 is immediate); its length + 1 is the attempt limit. */
+    retryScheduleSeconds: number[];
+    rateLimit: { limit: number; windowSeconds: number };
+    /** A subscription whose endpoint has failed without a success for this long is disabled. */
+    disableAfterSeconds: number;
+    secretOverlapSeconds: number;
+    allowPrivateNetworks: boolean;
+    caFile: string | null;
+  };
   /**
    * The universal re-consent gate (spec 4.6 rule 3). On unless CONSENT_GATE=off, which exists for
    * bench/gate.ts (the gate against no gate on the same data) and must not be used in production.
@@ -160,6 +201,12 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (problems.length) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   const production = values.NODE_ENV === 'production';
+  if (production && values.WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
+    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhooks reach internal addresses and is refused when NODE_ENV=production');
+  }
+  if (production && values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS) {
+    throw new ConfigError('PROVIDER_ALLOW_PRIVATE_ENDPOINTS=true lets provider endpoints reach internal addresses and is refused when NODE_ENV=production');
+  }
   if (production && !values.MASTER_KEYS) {
     throw new ConfigError('MASTER_KEYS is required when NODE_ENV=production (generate one with: echo "k1:$(openssl rand -base64 32)")');
   }
@@ -217,6 +264,29 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     domainVerificationPrefix: values.DOMAIN_VERIFICATION_PREFIX,
     idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
     masterKeys: values.MASTER_KEYS ?? null,
+    providers: {
+      cacheTtlSeconds: values.PROVIDER_CACHE_TTL_SECONDS,
+      healthIntervalSeconds: values.PROVIDER_HEALTH_INTERVAL
+        ? parseWindow('PROVIDER_HEALTH_INTERVAL', values.PROVIDER_HEALTH_INTERVAL)
+        : production ? 60 : 300,
+      pingTimeoutMs: values.PROVIDER_PING_TIMEOUT_MS,
+      allowPrivateEndpoints: values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS ?? !production,
+    },
+    breakGlass: { rateLimit: values.BREAK_GLASS_RATE_LIMIT, rateWindowSeconds: parseWindow('BREAK_GLASS_RATE_WINDOW', values.BREAK_GLASS_RATE_WINDOW) },
+    worker: {
+      dispatchIntervalMs: values.WORKER_DISPATCH_INTERVAL_MS,
+      maintenanceIntervalSeconds: values.WORKER_MAINTENANCE_INTERVAL_SECONDS,
+      deliveryBatch: values.WORKER_DELIVERY_BATCH,
+    },
+    webhooks: {
+      timeoutMs: values.WEBHOOK_TIMEOUT_MS,
+      retryScheduleSeconds: parseSchedule(values.WEBHOOK_RETRY_SCHEDULE),
+      rateLimit: { limit: values.WEBHOOK_RATE_LIMIT, windowSeconds: values.WEBHOOK_RATE_WINDOW_SECONDS },
+      disableAfterSeconds: values.WEBHOOK_DISABLE_AFTER_SECONDS,
+      secretOverlapSeconds: values.WEBHOOK_SECRET_OVERLAP_SECONDS,
+      allowPrivateNetworks: values.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      caFile: values.WEBHOOK_CA_FILE ?? null,
+    },
     consentGate: values.CONSENT_GATE === 'on',
     telemetry: {
       port: values.TELEMETRY_PORT,
@@ -248,4 +318,14 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       support_email: values.SYSTEM_SUPPORT_EMAIL,
     },
   };
+}
+
+/** `5,300,1800`: the delays in seconds before each retry, each a non-negative integer. */
+function parseSchedule(raw: string): number[] {
+  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
+  const delays = parts.map(Number);
+  if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0)) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must list delays in whole seconds, like 5,300,1800 (got "${raw}")`);
+  }
+  return delays;
 }

@@ -38,6 +38,10 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     // Issue 6 (migrations 0020, 0024): custom fields, form templates, forms, patients, specialists.
     'custom_fields.manage',
     'data.view_deleted',
+    // Issue 7 (migration 0030): the CSV export of the audit log.
+    'export.csv',
+    // Issue 8 (migration 0050): the organization's exercise library; reading patients' exercise sessions.
+    'exercises.manage_org',
     'form_templates.manage',
     'form_templates.view',
     'forms.create',
@@ -63,6 +67,9 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'specialists.update_org',
     'specialists.update_self',
     'specialists.view',
+    'telemetry.view_org',
+    // Issue 5 (migration 0013): webhook subscriptions (spec 4.9: admin rights).
+    'webhooks.manage',
   ],
   // Issue 6 (migration 0024): the front desk registers patients; a clinician works with forms.
   customer_support: ['form_templates.view', 'organizations.view_directory', 'patients.onboard', 'patients.update_org', 'patients.view_org', 'specialists.view'],
@@ -77,6 +84,8 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'patients.view_org',
     'specialists.update_self',
     'specialists.view',
+    // Issue 8 (migration 0050): clinicians review their patients' exercise sessions.
+    'telemetry.view_org',
   ],
 };
 

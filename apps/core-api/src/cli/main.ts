@@ -4,7 +4,8 @@ import { request } from 'undici';
 import { ConfigError, parseConfig } from '../config.ts';
 import { acquireLock, DataDirBusyError, readLiveLock } from '../platform/embedded-lock.ts';
 import { MIGRATIONS_DIR } from '../platform/runtime.ts';
-import { parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
+import { createSecretBox, loadMasterKeys } from '../platform/secrets.ts';
+import { CheckFailedError, parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
 
 /**
  * Runs a command on a database this process opened itself. The schema is brought up to date first,
@@ -13,7 +14,10 @@ import { parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
  */
 async function runDirect(db: Database, args: string[]): Promise<string> {
   if (args[0] !== 'migrate') await migrate(db, MIGRATIONS_DIR);
-  return runCommand(db, args);
+  const config = parseConfig(process.env);
+  return runCommand(db, args, {
+    secrets: async () => createSecretBox(await loadMasterKeys({ spec: config.masterKeys, env: config.env, dataDir: config.dataDir })),
+  });
 }
 
 /** `npm run cli -- <command>`: on PostgreSQL directly; on the embedded default through the running server if there is one. */
@@ -57,7 +61,7 @@ main(process.argv.slice(2)).then(
     process.stdout.write(out + '\n');
   },
   (err: unknown) => {
-    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirBusyError;
+    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirBusyError || err instanceof CheckFailedError;
     process.stderr.write((known ? (err as Error).message : ((err as Error).stack ?? String(err))) + '\n');
     process.exit(known && err instanceof UsageError ? 2 : 1);
   },

@@ -37,7 +37,7 @@ export async function startControlServer(rt: Runtime): Promise<{ close(): Promis
     }
     try {
       const { args } = JSON.parse(await readBody(req)) as { args: string[] };
-      reply(200, { output: await runCommand(rt.db, args) });
+      reply(200, { output: await runCommand(rt.db, args, { secrets: async () => rt.secrets }) });
     } catch (err) {
       reply(err instanceof UsageError ? 400 : 500, { error: (err as Error).message });
     }
