@@ -34,11 +34,15 @@ export async function settleProcessingRenders(
   return settled;
 }
 
-/** Registered by apps/core-api/src/worker/registry.ts: the sweep every minute on one worker. */
-export function registerComposerJobs(registry: Registry, deps: { db: Database; logger: Logger; config: ComposerConfig }): void {
+/**
+ * Registered by apps/core-api/src/worker/registry.ts: the sweep every minute on one worker. The
+ * composer's settings are read when the job first runs, so a worker deployed without them fails
+ * this job (logged), not its own start. The worker needs the composer's COMPOSER_DELIVERY / STREAM_*.
+ */
+export function registerComposerJobs(registry: Registry, deps: { db: Database; logger: Logger; config: () => ComposerConfig }): void {
   let delivery: DeliveryProvider | null = null;
   registry.every('composer.settle_renders', 60, async ({ logger }) => {
-    delivery ??= createDelivery(deps.config, logger);
+    delivery ??= createDelivery(deps.config(), logger);
     const n = await settleProcessingRenders({ db: deps.db, delivery, logger });
     if (n) logger.info({ settled: n }, 'composer renders settled');
   });

@@ -1,5 +1,6 @@
 import { buildApp } from './app.ts';
 import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
+import { composerCompanion } from '../../composer/src/companion.ts';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from './platform/embedded-lock.ts';
 import { startControlServer } from './platform/control-server.ts';
@@ -21,7 +22,7 @@ interface Companion {
  * as its own process (`npm run worker`, the telemetry and composer entries) and this list is skipped
  * (embedded only).
  */
-const COMPANIONS: Companion[] = [telemetryCompanion];
+const COMPANIONS: Companion[] = [telemetryCompanion, composerCompanion];
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
