@@ -64,7 +64,7 @@ describe('telemetry service', () => {
     const events = await endedEvent(s.id);
     assert.equal(events.length, 1);
     // A batch after the end is refused.
-    assertError(await w.pose(w.a, s.token, { ...batches[0]!, seq: 999 }), 409, 'session_closed');
+    assertError(<any>await w.pose(w.a, s.token, { ...batches[0]!, seq: 999 }), 409, 'session_closed');
 
     // The core's consumer writes the aggregates; a redelivered event changes nothing.
     const event = { ...events[0], occurred_at: String(events[0].occurred_at) };
@@ -106,7 +106,7 @@ describe('telemetry service', () => {
     assert.equal((await w.pose(w.a, s.token, batches[0]!)).statusCode, 201);
     await w.withdraw(consent);
     for (const app of [w.b, w.a]) {
-      const err = assertError(await w.pose(app, s.token, batches[1]!), 403, 'consent_required');
+      const err = assertError(<any>await w.pose(app, s.token, batches[1]!), 403, 'consent_required');
       assert.equal(err.missing_purpose, 'biometric');
     }
     assert.equal(await stored(s.id), 1);
@@ -141,12 +141,12 @@ describe('telemetry service', () => {
       ['zip bomb', gzipSync(Buffer.alloc(5_000_000))],
     ];
     for (const [name, body] of cases) {
-      const err = assertError(await w.pose(w.a, s.token, body), 400, 'validation_error');
+      const err = assertError(<any>await w.pose(w.a, s.token, body), 400, 'validation_error');
       assert.ok(err.fields?.body, `${name}: fields.body says why`);
     }
     assert.equal(await stored(s.id), 0);
     assertError((await w.a.inject({ method: 'POST', url: '/v1/pose/frames', payload: encodeBatchGzip(good), headers: { 'content-type': 'application/octet-stream' } })) as any, 401, 'unauthorized');
-    assertError(await w.pose(w.a, w.patient.token, good), 401, 'unauthorized');
+    assertError(<any>await w.pose(w.a, w.patient.token, good), 401, 'unauthorized');
     const other = await w.start();
     assertError((await w.a.inject({ method: 'POST', url: `/v1/sessions/${other.id}/end`, headers: { authorization: `Bearer ${s.token}` } })) as any, 403, 'forbidden');
   });
