@@ -38,7 +38,8 @@ export async function insertPatient(tx: Queryable, orgId: string, userId: string
        values ($1, $2, $3, $4, $5::date, $6, $7, $8::jsonb, $9) returning ${COLUMNS}`,
       [orgId, userId, rec.first_name, rec.last_name, rec.date_of_birth, rec.phone, rec.notes, JSON.stringify(rec.custom_field_values), principalId],
     );
-    return rows[0]!;
+    // Read back: app.patient_email() in RETURNING runs before the new row is visible to it.
+    return (await findPatient(tx, orgId, rows[0]!.id)) ?? rows[0]!;
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.conflict('patient_exists', 'This person already has a patient record at this organization.');
     throw err;
