@@ -5,6 +5,7 @@ import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from './platform/embedded-lock.ts';
 import { startControlServer } from './platform/control-server.ts';
 import { createRuntime, type Runtime } from './platform/runtime.ts';
+import { startWorker } from './worker/worker.ts';
 
 /** A start-up failure with a message for the operator rather than a stack trace. */
 class StartError extends Error {}
@@ -22,7 +23,16 @@ interface Companion {
  * as its own process (`npm run worker`, the telemetry and composer entries) and this list is skipped
  * (embedded only).
  */
-const COMPANIONS: Companion[] = [telemetryCompanion, composerCompanion];
+/** The worker in-process: durable jobs, webhook deliveries, scheduled sweeps. */
+const workerCompanion: Companion = {
+  name: 'Worker',
+  async start(rt) {
+    const worker = await startWorker(rt);
+    return { close: () => worker.close() };
+  },
+};
+
+const COMPANIONS: Companion[] = [workerCompanion, telemetryCompanion, composerCompanion];
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);

@@ -25,7 +25,10 @@ function wrap(client: pg.PoolClient | pg.Pool): Transaction {
       const res = opts?.name
         ? await client.query({ name: opts.name, text, values: params as unknown[] | undefined })
         : await client.query(text, params as unknown[] | undefined);
-      return { rows: res.rows as R[], rowCount: res.rowCount ?? res.rows.length };
+      // Several statements without parameters (simple protocol) answer one result each: the last one counts.
+      const last = (Array.isArray(res) ? res[res.length - 1] : res) as pg.QueryResult | undefined;
+      const rows = (last?.rows ?? []) as R[];
+      return { rows, rowCount: last?.rowCount ?? rows.length };
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './queries.ts';
 
@@ -49,6 +50,7 @@ export async function leaveClinic(tx: Queryable, actor: Actor, orgId: string): P
     data: { user_id: actor.ctx.principalId, withdrawn_consents: result.withdrawn.length },
     ip: actor.ip,
   });
+  await emitEvent(tx, { organizationId: orgId, type: 'patient.left', data: { organization_id: orgId, patient_id: result.patient_id } });
   return { organization_id: orgId, patient_id: result.patient_id, withdrawn_consent_ids: result.withdrawn.map((w) => w.id) };
 }
 

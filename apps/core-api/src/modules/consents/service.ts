@@ -1,6 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import {
   effectiveVersion,
@@ -318,6 +319,11 @@ export async function onboardPatient(tx: Queryable, actor: Actor, orgId: string,
     entityId: patient.patient_id,
     data: { status: patient.status, purposes: consents.map((c) => c.purpose_code) },
     ip: actor.ip,
+  });
+  await emitEvent(tx, {
+    organizationId: orgId,
+    type: 'patient.onboarded',
+    data: { organization_id: orgId, patient_id: patient.patient_id, user_id: actor.ctx.principalId },
   });
   return { patient_id: patient.patient_id, organization_id: orgId, patient_status: patient.status, consents };
 }

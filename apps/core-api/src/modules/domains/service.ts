@@ -4,6 +4,7 @@ import { domainToASCII } from 'node:url';
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import type { TxtAnswer, TxtLookup } from './dns.ts';
 import { deleteDomain as deleteRow, findDomain, insertDomain, listDomains as listRows, markVerified, type DomainRow } from './queries.ts';
@@ -82,6 +83,7 @@ export async function addDomain(tx: Queryable, deps: Pick<DomainDeps, 'prefix'>,
     data: { domain },
     ip: actor.ip,
   });
+  await emitEvent(tx, { organizationId: orgId, type: 'domain.added', data: { organization_id: orgId, domain_id: result.row.id, domain } });
   return toView(result.row, deps.prefix);
 }
 
@@ -97,6 +99,7 @@ export async function deleteDomain(tx: Queryable, actor: Actor, orgId: string, d
     data: { domain: row.domain, was_verified: row.verified_at !== null },
     ip: actor.ip,
   });
+  await emitEvent(tx, { organizationId: orgId, type: 'domain.deleted', data: { organization_id: orgId, domain_id: row.id, domain: row.domain } });
 }
 
 export type VerifyView = DomainView & { reason?: string };
@@ -138,6 +141,7 @@ export async function verifyDomain(inTx: InTx, deps: DomainDeps, actor: Actor, o
       data: { domain: updated.domain, record_name: view.verification.name },
       ip: actor.ip,
     });
+    await emitEvent(tx, { organizationId: orgId, type: 'domain.verified', data: { organization_id: orgId, domain_id: updated.id, domain: updated.domain } });
     return updated;
   });
   if (!verified) throw errors.notFound('No domain with this id in this organization.');

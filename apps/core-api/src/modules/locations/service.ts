@@ -1,6 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import {
   deleteLocation as deleteRow,
@@ -29,6 +30,7 @@ export async function createLocation(tx: Queryable, actor: Actor, orgId: string,
   const input = normalizeLocation(body) as LocationInput;
   const row = await insertLocation(tx, orgId, input);
   await audit(tx, actor, orgId, 'location.created', row.id, snapshot(row));
+  await emitEvent(tx, { organizationId: orgId, type: 'location.created', data: { organization_id: orgId, location_id: row.id } });
   return row;
 }
 
@@ -68,6 +70,7 @@ export async function updateLocation(tx: Queryable, actor: Actor, orgId: string,
   const row = await updateRow(tx, orgId, id, set);
   if (!row) throw notFound();
   await audit(tx, actor, orgId, 'location.updated', id, { changes });
+  await emitEvent(tx, { organizationId: orgId, type: 'location.updated', data: { organization_id: orgId, location_id: id, changed: Object.keys(changes) } });
   return row;
 }
 
@@ -76,4 +79,5 @@ export async function deleteLocation(tx: Queryable, actor: Actor, orgId: string,
   if (!row) throw notFound();
   // The row is gone; the audit entry keeps what it was.
   await audit(tx, actor, orgId, 'location.deleted', id, snapshot(row));
+  await emitEvent(tx, { organizationId: orgId, type: 'location.deleted', data: { organization_id: orgId, location_id: id } });
 }

@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../identity/context.ts';
 import {
   cloneRoleTemplates,
@@ -102,6 +103,7 @@ export async function updateOrganization(tx: Queryable, actor: Actor, id: string
     data: { changes },
     ip: actor.ip,
   });
+  await emitEvent(tx, { organizationId: id, type: 'organization.updated', data: { organization_id: id, changed: Object.keys(changes) } });
   return org;
 }
 

@@ -1,0 +1,182 @@
+import type { Queryable } from '@clinic/db';
+import { SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+
+/** A subscription as the API shows it: never a secret (spec 2.9: the secret appears only when created). */
+export interface SubscriptionRow {
+  id: string;
+  organization_id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: 'active' | 'disabled';
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  previous_secret_expires_at: Date | null;
+  failing_since: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `id, organization_id, url, description, event_types, status, disabled_reason, disabled_at,
+  previous_secret_expires_at, failing_since, created_at, updated_at`;
+
+// Every statement names the organization: superadmins run on app_bypass, where no policy narrows rows.
+
+export async function insertSubscription(
+  tx: Queryable,
+  orgId: string,
+  input: { url: string; description: string | null; eventTypes: string[]; secretSealed: string; principalId: string },
+): Promise<SubscriptionRow> {
+  const { rows } = await tx.query<SubscriptionRow>(
+    `insert into webhook_subscriptions (organization_id, url, description, event_types, secret_sealed, created_by_principal_id)
+     values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
+    [orgId, input.url, input.description, input.eventTypes, input.secretSealed, input.principalId],
+  );
+  return rows[0]!;
+}
+
+export async function findSubscription(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubscriptionRow | null> {
+  const { rows } = await tx.query<SubscriptionRow>(
+    `select ${COLUMNS} from webhook_subscriptions where organization_id = $1 and id = $2 ${opts.forUpdate ? 'for update' : ''}`,
+    [orgId, id],
+  );
+  return rows[0] ?? null;
+}
+
+/** The sealed secrets of a subscription (current first, then the previous one while its overlap lasts). */
+export async function sealedSecrets(tx: Queryable, orgId: string, id: string): Promise<string[]> {
+  const { rows } = await tx.query<{ secret_sealed: string; previous: string | null }>(
+    `select secret_sealed, case when previous_secret_expires_at > now() then previous_secret_sealed end as previous
+     from webhook_subscriptions where organization_id = $1 and id = $2`,
+    [orgId, id],
+  );
+  const r = rows[0];
+  return r ? [r.secret_sealed, ...(r.previous ? [r.previous] : [])] : [];
+}
+
+export async function listSubscriptions(
+  tx: Queryable,
+  orgId: string,
+  filters: { status?: string; created: DateRange },
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: SubscriptionRow[]; total: number }> {
+  const where = new SqlWhere();
+  where.add('organization_id = ?', orgId);
+  if (filters.status) where.add('status = ?', filters.status);
+  where.dateRange('created_at', filters.created);
+  const from = `from webhook_subscriptions where ${where.text}`;
+  return pageOf<SubscriptionRow>(tx, `select ${COLUMNS}`, from, where, sort, page);
+}
+
+/**
+ * One page and the total in one statement (count(*) over ()); only a page past the end, which has no
+ * row to carry the total, costs a second count.
+ */
+async function pageOf<R>(tx: Queryable, select: string, from: string, where: SqlWhere, sort: Sort, page: Pagination): Promise<{ rows: R[]; total: number }> {
+  const { rows } = await tx.query<R & { total: number }>(
+    `${select}, count(*) over ()::int as total ${from} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
+    where.params,
+  );
+  if (rows.length) return { rows: rows.map(({ total: _t, ...r }) => r as R), total: rows[0]!.total };
+  if (page.offset === 0) return { rows: [], total: 0 };
+  const { rows: n } = await tx.query<{ n: number }>(`select count(*)::int as n ${from}`, where.params.slice(0, -2));
+  return { rows: [], total: n[0]?.n ?? 0 };
+}
+
+export async function updateSubscription(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  set: { url?: string; description?: string | null; eventTypes?: string[]; status?: 'active' | 'disabled' },
+): Promise<SubscriptionRow> {
+  const sets: string[] = [];
+  const params: unknown[] = [orgId, id];
+  const put = (col: string, v: unknown) => {
+    params.push(v);
+    sets.push(`${col} = $${params.length}`);
+  };
+  if (set.url !== undefined) put('url', set.url);
+  if (set.description !== undefined) put('description', set.description);
+  if (set.eventTypes !== undefined) put('event_types', set.eventTypes);
+  if (set.status === 'active') sets.push(`status = 'active', disabled_reason = null, disabled_at = null, failing_since = null`);
+  if (set.status === 'disabled') sets.push(`status = 'disabled', disabled_reason = 'manual', disabled_at = now()`);
+  const { rows } = await tx.query<SubscriptionRow>(
+    `update webhook_subscriptions set ${sets.join(', ')} where organization_id = $1 and id = $2 returning ${COLUMNS}`,
+    params,
+  );
+  return rows[0]!;
+}
+
+export async function rotateSecret(tx: Queryable, orgId: string, id: string, newSealed: string, overlapSeconds: number): Promise<SubscriptionRow> {
+  const { rows } = await tx.query<SubscriptionRow>(
+    `update webhook_subscriptions
+     set previous_secret_sealed = case when $4::int > 0 then secret_sealed end,
+         previous_secret_expires_at = case when $4::int > 0 then now() + make_interval(secs => $4::int) end,
+         secret_sealed = $3
+     where organization_id = $1 and id = $2 returning ${COLUMNS}`,
+    [orgId, id, newSealed, overlapSeconds],
+  );
+  return rows[0]!;
+}
+
+export async function deleteSubscription(tx: Queryable, orgId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('delete from webhook_subscriptions where organization_id = $1 and id = $2', [orgId, id]);
+  return rowCount > 0;
+}
+
+/** One row of the delivery log (GET .../events): an attempt, with its delivery's event and state. */
+export interface AttemptRow {
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  delivery_status: string;
+  attempt: number;
+  trigger: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_body: string | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+}
+
+export async function listAttempts(
+  tx: Queryable,
+  orgId: string,
+  subscriptionId: string,
+  filters: { deliveryStatus?: string; eventType?: string; deliveryId?: string; created: DateRange },
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: AttemptRow[]; total: number }> {
+  const where = new SqlWhere();
+  where.add('a.organization_id = ?', orgId);
+  where.add('a.subscription_id = ?', subscriptionId);
+  if (filters.deliveryStatus) where.add('d.status = ?', filters.deliveryStatus);
+  if (filters.eventType) where.add('d.event_type = ?', filters.eventType);
+  if (filters.deliveryId) where.add('a.delivery_id = ?', filters.deliveryId);
+  where.dateRange('a.created_at', filters.created);
+  const from = `from webhook_delivery_attempts a join webhook_deliveries d on d.id = a.delivery_id where ${where.text}`;
+  const select = `select a.id, a.delivery_id, d.event_id, d.event_type, d.status as delivery_status, a.attempt, a.trigger, a.status_code,
+            a.latency_ms, a.error, a.response_body, a.next_attempt_at, a.created_at`;
+  return pageOf<AttemptRow>(tx, select, from, where, sort, page);
+}
+
+export interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+}
+
+export async function findDelivery(tx: Queryable, orgId: string, subscriptionId: string, id: string): Promise<DeliveryRow | null> {
+  const { rows } = await tx.query<DeliveryRow>(
+    `select id, subscription_id, event_id, event_type, status, attempts from webhook_deliveries
+     where organization_id = $1 and subscription_id = $2 and id = $3 for update`,
+    [orgId, subscriptionId, id],
+  );
+  return rows[0] ?? null;
+}

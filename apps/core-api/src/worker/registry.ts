@@ -1,0 +1,17 @@
+import type { Runtime } from '../platform/runtime.ts';
+import type { WorkerRegistry } from './types.ts';
+import { registerExerciseSessionJobs } from '../modules/exercise-sessions/jobs.ts';
+import { assetsOf } from '../modules/exercise-sessions/assets.ts';
+import { registerComposerJobs } from '../../../composer/src/jobs.ts';
+import { composerConfigFromEnv } from '../../../composer/src/config.ts';
+
+/**
+ * Every module's scheduled jobs and internal event consumers, registered with the worker at start.
+ * Add one line per module: `registerXJobs(registry, rt);`.
+ */
+export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
+  void registry;
+  void rt;
+  registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
+  registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
+}
