@@ -5,7 +5,6 @@ import { stringify } from 'csv-stringify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { insertAudit } from '../audit/queries.ts';
-import { breakGlassRequired } from '../break-glass/service.ts';
 import { hasPermission, scopeOf } from '../identity/context.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { AuditExportQuery, AuditListQuery, AuditLog } from './schemas.ts';
@@ -19,7 +18,7 @@ const tags = ['audit'];
  * Clinic staff holding the codes read their organization's trail (the one in scope, spec 4.1).
  * Superadmins read the platform-scope trail here; an organization's trail is identifiable tenant data,
  * which they reach only through the console under a break-glass session (spec 4.7), so naming one
- * here answers 403 break_glass_required with the elevation form.
+ * here answers 403 naming the console route (break_glass_required belongs to the console routes).
  */
 function auditGate(...codes: string[]) {
   return async (request: FastifyRequest): Promise<void> => {
@@ -27,9 +26,7 @@ function auditGate(...codes: string[]) {
     if (!ctx) throw errors.unauthorized();
     if (ctx.isSuperadmin) {
       if (ctx.orgId) {
-        throw breakGlassRequired(
-          ctx.orgId,
-          'audit_full',
+        throw errors.forbidden(
           `Superadmins read an organization's audit log at GET /v1/console/organizations/${ctx.orgId}/audit-logs under a break-glass session (scope audit_full).`,
         );
       }
