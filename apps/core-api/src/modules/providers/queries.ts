@@ -64,7 +64,7 @@ export async function updateProvider(tx: Queryable, id: string, w: ProviderWrite
   const { rows } = await tx.query<ProviderRow>(
     `update platform_service_providers
      set credentials_sealed = $2, credentials_key_id = $3, config = $4, status = $5,
-         updated_at = greatest(now(), updated_at + interval '1 microsecond')
+         updated_at = greatest(now(), updated_at + interval '1 millisecond')
      where id = $1 returning ${COLUMNS}`,
     [id, w.credentials_sealed, w.credentials_key_id, JSON.stringify(w.config), w.status],
   );
@@ -91,7 +91,8 @@ export async function recordHealth(tx: Queryable, id: string, expectedUpdatedAt:
        last_error = case when $3 then last_error else $4 end,
        last_error_at = case when $3 then last_error_at else now() end,
        updated_at = case when status <> 'inactive' and status <> (case when $3 then 'active' else 'error' end) then now() else updated_at end
-     where id = $1 and updated_at = $2
+     -- JS dates carry milliseconds, PostgreSQL microseconds: compare at the precision the caller saw.
+     where id = $1 and date_trunc('milliseconds', updated_at) = $2
      returning ${COLUMNS}`,
     [id, expectedUpdatedAt, outcome.ok, outcome.ok ? null : outcome.error],
   );
@@ -100,7 +101,7 @@ export async function recordHealth(tx: Queryable, id: string, expectedUpdatedAt:
 
 export async function resealCredentials(tx: Queryable, id: string, sealed: string, keyId: string, expectedUpdatedAt: Date): Promise<boolean> {
   const res = await tx.query(
-    `update platform_service_providers set credentials_sealed = $2, credentials_key_id = $3 where id = $1 and updated_at = $4`,
+    `update platform_service_providers set credentials_sealed = $2, credentials_key_id = $3 where id = $1 and date_trunc('milliseconds', updated_at) = $4`,
     [id, sealed, keyId, expectedUpdatedAt],
   );
   return res.rowCount > 0;
