@@ -1,0 +1,28 @@
+import { createLocalAssetStore } from '@clinic/assets';
+import { openPostgres } from '@clinic/db';
+import { createJwtVerifier } from '@clinic/http-kit';
+import { createRemoteJWKSet } from 'jose';
+import { pino } from 'pino';
+import { buildTelemetryApp } from './app.ts';
+import { parseTelemetryConfig } from './config.ts';
+import { createSessionTokenVerifier } from './tokens.ts';
+
+/** Production entry (`npm run telemetry`): its own process, any number of instances, the shared database. */
+const config = parseTelemetryConfig(process.env);
+const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
+const db = await openPostgres({ connectionString: config.databaseUrl, max: config.poolMax, applicationName: 'clinic-telemetry' });
+const app = await buildTelemetryApp({
+  db,
+  assets: createLocalAssetStore(config.assetsDir),
+  logger,
+  sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(config.sessionJwksUrl))),
+  userTokens: createJwtVerifier({ keys: createRemoteJWKSet(new URL(config.authJwksUrl)), issuer: config.authIssuer, audience: config.authAudience }),
+});
+await app.listen({ host: config.host, port: config.port });
+const stop = async () => {
+  await app.close();
+  await db.close();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
