@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { ORPHAN_GRACE_MS, sweepOrphanFormFiles } from '../src/modules/forms/jobs.ts';
 
 // Form templates (spec 9.6) and forms (spec 2.10, 3.5, 5.8, 7; issue 6): snapshots, fill, sign, files.
 
@@ -295,6 +296,32 @@ describe('form templates and forms', () => {
       assert.equal(list.statusCode, 200, list.body);
       assert.ok(list.json().data.every((f: any) => f.patient_id === patientId && f.status === 'pending'));
       assertError(await call('GET', '/v1/forms?status=done', specialist), 422, 'validation_failed');
+    });
+  });
+
+  describe('orphan file sweep (worker job forms.orphan_files)', () => {
+    const v7At = (ms: number) => {
+      const h = ms.toString(16).padStart(12, '0');
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-7abc-8def-0123456789ab`;
+    };
+    it('removes objects no row names once older than the grace period, and nothing else; a second run finds nothing', async () => {
+      const form = await newForm();
+      const live = dataOf(await upload(form.id, specialist, { name: 'a.png', type: 'image/png', bytes: PNG }), 201);
+      const { rows } = await t.db.query<{ asset_key: string }>('select asset_key from form_files where id = $1', [live.id]);
+      const now = Date.now();
+      const oldOrphan = `orgs/${org}/forms/${form.id}/${v7At(now - ORPHAN_GRACE_MS - 60_000)}`;
+      const youngOrphan = `orgs/${org}/forms/${form.id}/${v7At(now - 60_000)}`;
+      await t.rt.assets.put(oldOrphan, PNG, { contentType: 'image/png' });
+      await t.rt.assets.put(youngOrphan, PNG, { contentType: 'image/png' });
+      const deps = { db: t.db, assets: t.rt.assets, logger: t.rt.logger };
+      assert.deepEqual(await sweepOrphanFormFiles(deps, now + 1000), [oldOrphan]);
+      assert.equal(await t.rt.assets.head(oldOrphan), null);
+      assert.ok(await t.rt.assets.head(youngOrphan));
+      assert.ok(await t.rt.assets.head(rows[0]!.asset_key));
+      assert.deepEqual(await sweepOrphanFormFiles(deps, now + 1000), []);
+      // Later the young orphan goes too; the live file, named by its row, never does.
+      assert.deepEqual(await sweepOrphanFormFiles(deps, now + 2 * ORPHAN_GRACE_MS), [youngOrphan]);
+      assert.ok(await t.rt.assets.head(rows[0]!.asset_key));
     });
   });
 });

@@ -3,6 +3,7 @@ import type { WorkerRegistry } from './types.ts';
 import { registerExerciseSessionJobs } from '../modules/exercise-sessions/jobs.ts';
 import { assetsOf } from '../modules/exercise-sessions/assets.ts';
 import { registerComposerJobs } from '../../../composer/src/jobs.ts';
+import { registerFormJobs } from '../modules/forms/jobs.ts';
 import { composerConfigFromEnv } from '../../../composer/src/config.ts';
 
 /**
@@ -14,4 +15,5 @@ export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
   void rt;
   registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
+  registerFormJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
 }
