@@ -11,7 +11,9 @@ export interface PostgresOptions {
   max?: number;
   /** Connections of the separate pool that serves stream() (cursors); default 2. */
   streamMax?: number;
-  /** Per-statement limit (spec 8: individual query time-out 5 seconds). Each cursor fetch is one statement. */
+  /** Limit on one stream() query from start to end; default 10 minutes. */
+  streamTimeoutMs?: number;
+  /** Per-statement limit (spec 8: individual query time-out 5 seconds). */
   statementTimeoutMs?: number;
   applicationName?: string;
 }
@@ -60,7 +62,9 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
       connectionString: opts.connectionString,
       max: opts.streamMax ?? 2,
       application_name: `${opts.applicationName ?? 'clinic-platform'}-stream`,
-      statement_timeout: opts.statementTimeoutMs ?? 5000,
+      // A cursor's fetches count as one statement until the final Sync, so the 5 s per-statement limit
+      // would cut any large export: streams get their own limit.
+      statement_timeout: opts.streamTimeoutMs ?? 600_000,
       options: '-c jit=off',
     });
     streamPool.on('error', () => undefined);
