@@ -4,6 +4,7 @@ import { registerExerciseSessionJobs } from '../modules/exercise-sessions/jobs.t
 import { assetsOf } from '../modules/exercise-sessions/assets.ts';
 import { registerComposerJobs } from '../../../composer/src/jobs.ts';
 import { registerFormJobs } from '../modules/forms/jobs.ts';
+import { registerProviderJobs } from '../modules/providers/health.ts';
 import { composerConfigFromEnv } from '../../../composer/src/config.ts';
 
 /**
@@ -16,4 +17,12 @@ export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
   registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
   registerFormJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
+  registerProviderJobs(registry, {
+    db: rt.db,
+    secrets: rt.secrets,
+    logger: rt.logger,
+    pingTimeoutMs: rt.config.providers.pingTimeoutMs,
+    allowPrivateEndpoints: rt.config.providers.allowPrivateEndpoints,
+    healthIntervalSeconds: rt.config.providers.healthIntervalSeconds,
+  });
 }
