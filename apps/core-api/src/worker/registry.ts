@@ -12,8 +12,6 @@ import { composerConfigFromEnv } from '../../../composer/src/config.ts';
  * Add one line per module: `registerXJobs(registry, rt);`.
  */
 export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
-  void registry;
-  void rt;
   registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
   registerFormJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });

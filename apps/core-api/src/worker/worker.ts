@@ -68,7 +68,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   const batchSize = config.worker.deliveryBatch;
   let deliveryWorkerId = '';
   deliveryWorkerId = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    await processDeliveryJobs(
+    await logFailure(logger, DELIVERY_QUEUE, () => processDeliveryJobs(
       {
         db: rt.db,
         secrets: rt.secrets,
@@ -80,7 +80,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
           insertJobs(tx, next.map((j) => ({ name: DELIVERY_QUEUE, data: j.data, ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}) }))),
       },
       jobs.map((j) => j.data),
-    );
+    ));
     // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
     if (jobs.length === batchSize) boss.notifyWorker(deliveryWorkerId);
   });
@@ -88,7 +88,9 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   const eventWorkerId = await boss.work<{ event: DomainEvent }>(EVENT_QUEUE, { batchSize: 10, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     for (const job of jobs) {
       const { event } = job.data;
-      for (const handle of consumers.get(event.type) ?? []) await handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) });
+      for (const handle of consumers.get(event.type) ?? []) {
+        await logFailure(logger, EVENT_QUEUE, () => handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) }));
+      }
     }
   });
 
@@ -99,7 +101,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
     await boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 5, expireInSeconds: Math.max(60, s.intervalSeconds * 2) });
     await boss.work(queue, { pollingIntervalSeconds: Math.min(2, Math.max(0.5, s.intervalSeconds / 2)) }, async () => {
       const started = Date.now();
-      await s.run({ logger: logger.child({ job: s.name }) });
+      await logFailure(logger, queue, () => s.run({ logger: logger.child({ job: s.name }) }));
       logger.debug({ job: s.name, ms: Date.now() - started }, 'scheduled job finished');
     });
     const tick = () => void boss.send(queue, {}, { singletonKey: s.name, singletonSeconds: s.intervalSeconds }).catch((err: Error) => logger.warn({ err: err.message, job: s.name }, 'could not schedule'));
@@ -140,4 +142,14 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       if (!opts.sender) await sender.close();
     },
   };
+}
+
+/** A failed job is retried by pg-boss, which says nothing of it: log why, then let it fail. */
+async function logFailure(logger: Logger, queue: string, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    logger.error({ queue, err: (err as Error).message, stack: (err as Error).stack }, 'job failed; it will be retried');
+    throw err;
+  }
 }
