@@ -15,6 +15,7 @@ describe('webhook deliveries through the worker', () => {
   let worker: Worker;
   let admin: string;
   let orgId: string;
+  const internal: { id: string; type: string; data: Record<string, unknown> }[] = [];
 
   before(async () => {
     rx = await startReceiver();
@@ -31,7 +32,7 @@ describe('webhook deliveries through the worker', () => {
         WORKER_MAINTENANCE_INTERVAL_SECONDS: '1',
       },
     });
-    worker = await startWorker(t.rt);
+    worker = await startWorker(t.rt, { register: (r) => r.onEvent('test.internal_ping', async (e) => void internal.push(e)) });
     const org = await t.createOrg({ name: 'Hooked clinic' });
     orgId = org.id;
     admin = (await t.addMember(orgId, uniqueEmail('hook-admin'), 'admin')).token;
@@ -188,5 +189,19 @@ describe('webhook deliveries through the worker', () => {
     // The window (3 s) opens when the first delivery is counted, just before it is sent.
     const inFirstSecond = times.filter((x) => x < times[0]! + 1000).length;
     assert.ok(inFirstSecond <= 5, `${inFirstSecond} deliveries in the first second; the limit is 5 per 3 s`);
+  });
+
+  it('internal events reach their consumers only: never a webhook, not even a "*" subscription', async () => {
+    await subscribe('/everything', ['*']);
+    await t.db.query(`select app.emit_event($1::uuid, 'test.internal_ping', '{"n": 1}'::jsonb)`, [orgId]);
+    await t.db.query(`select app.emit_event($1::uuid, 'exercise_session.ended', '{"result": {"form_score": 80}}'::jsonb)`, [orgId]);
+    dataOf(await rename('Everything'));
+    await rx.waitFor(() => rx.accepted('/everything').length >= 1, 15_000, 'the catalog event');
+    await rx.waitFor(() => internal.length === 1, 15_000, 'the internal consumer');
+    assert.deepEqual(internal[0]!.data, { organization_id: orgId, n: 1 }, 'the payload names its organization');
+    await worker.dispatchNow();
+    const events = rx.received.filter((r) => r.path === '/everything').map((r) => r.event);
+    assert.ok(events.includes('organization.updated'));
+    assert.ok(!events.includes('test.internal_ping') && !events.includes('exercise_session.ended'), events.join());
   });
 });

@@ -1,4 +1,5 @@
 import type { Database } from '@clinic/db';
+import { SUBSCRIBABLE_TYPES } from '../modules/events/catalog.ts';
 import type { DomainEvent } from './types.ts';
 
 /** What one dispatch pass made: the queue names it fed, so the worker can wake their local consumers. */
@@ -38,7 +39,9 @@ export async function dispatchPending(deps: DispatchDeps): Promise<DispatchResul
     );
     const jobs: { name: string; data: object }[] = [];
     let deliveries = 0;
-    if (events.length) {
+    // Only catalog types reach webhooks: internal events (and types no module declared) stay inside.
+    const deliverable = events.filter((e) => SUBSCRIBABLE_TYPES.has(e.type));
+    if (deliverable.length) {
       const { rows } = await tx.query<{ id: string }>(
         `insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type)
          select s.organization_id, s.id, e.id, e.type
@@ -48,7 +51,7 @@ export async function dispatchPending(deps: DispatchDeps): Promise<DispatchResul
          order by e.id
          on conflict (subscription_id, event_id) do nothing
          returning id`,
-        [events.map((e) => e.id), events.map((e) => e.organization_id), events.map((e) => e.type)],
+        [deliverable.map((e) => e.id), deliverable.map((e) => e.organization_id), deliverable.map((e) => e.type)],
       );
       deliveries = rows.length;
       for (const r of rows) jobs.push({ name: 'webhook-delivery', data: { delivery_id: r.id, attempt: 1 } });
