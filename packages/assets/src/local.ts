@@ -69,7 +69,9 @@ export function createLocalAssetStore(root: string): AssetStore {
           else if (!name.endsWith('.__meta.json') && !name.endsWith('.tmp')) out.push(relative(root, p).split(sep).join('/'));
         }
       };
-      await walk(root);
+      // Only the prefix's folder can hold its keys: walk from there, not the whole root.
+      const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+      await walk(folder ? pathOf(folder.slice(0, -1)) : root);
       return out.filter((k) => k.startsWith(prefix)).sort();
     },
     async delete(key) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -22,6 +22,23 @@ describe('local asset store', async () => {
     assert.equal(await store.get('squat/manifest.json'), null);
     assert.equal(await store.head('squat/manifest.json'), null);
     await store.delete('squat/manifest.json'); // missing: no error
+  });
+
+  it('lists a prefix from its own folder: partial names, nested folders, the whole store', async () => {
+    await store.put('walk/a/one.mp4', Buffer.from('1'));
+    await store.put('walk/a/b/two.mp4', Buffer.from('2'));
+    await store.put('walk/ab.mp4', Buffer.from('3'));
+    await store.put('other/x.mp4', Buffer.from('4'));
+    assert.deepEqual(await store.list('walk/a/'), ['walk/a/b/two.mp4', 'walk/a/one.mp4']);
+    assert.deepEqual(await store.list('walk/a'), ['walk/a/b/two.mp4', 'walk/a/one.mp4', 'walk/ab.mp4']);
+    assert.deepEqual(await store.list('walk/a/o'), ['walk/a/one.mp4']);
+    assert.deepEqual(await store.list('wal'), ['walk/a/b/two.mp4', 'walk/a/one.mp4', 'walk/ab.mp4']);
+    assert.deepEqual(await store.list('walk/none/'), []);
+    assert.ok((await store.list('')).includes('other/x.mp4'));
+    // Proof that other folders are not walked: a dangling link there would make stat() throw.
+    await symlink(join(root, 'missing-target'), join(root, 'other', 'dangling'));
+    assert.deepEqual(await store.list('walk/a/o'), ['walk/a/one.mp4']);
+    await rm(join(root, 'other', 'dangling'));
   });
 
   it('refuses keys that could leave the root', async () => {
