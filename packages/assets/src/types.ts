@@ -21,6 +21,8 @@ export interface AssetStore {
   list(prefix: string): Promise<string[]>;
   /** Removes the key; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /** Releases connections (the S3 client's sockets); the folder store has none. */
+  close?(): void;
 }
 
 export class InvalidAssetKeyError extends Error {
