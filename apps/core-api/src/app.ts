@@ -33,6 +33,7 @@ import { memberRoutes } from './modules/members/routes.ts';
 import { roleRoutes } from './modules/roles/routes.ts';
 import { userRoutes } from './modules/users/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { webhooksSection } from './modules/events/openapi.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { organizationRoutes } from './modules/organizations/routes.ts';
 import { systemInfoRoutes } from './modules/system-info/routes.ts';
@@ -74,6 +75,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
       },
       servers: [{ url: config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      // Deliveries the platform sends (spec 6.1; docs/events.md): one entry per event type.
+      webhooks: webhooksSection(),
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -1698,7 +1698,2486 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "organization.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Organization fields changed.
+         * @description Emitted by: PATCH /v1/organizations/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "organization.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description names of the changed fields */
+                            changed?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user became a staff member.
+         * @description Emitted by: POST /v1/organizations/{id}/members (new member). Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "member.added";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the member */
+                            user_id?: unknown;
+                            /** @description the role */
+                            role_id?: unknown;
+                            /** @description its code */
+                            role_code?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A member's role changed.
+         * @description Emitted by: POST /v1/organizations/{id}/members (existing member, other role). Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "member.role_changed";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the member */
+                            user_id?: unknown;
+                            /** @description the new role */
+                            role_id?: unknown;
+                            /** @description its code */
+                            role_code?: unknown;
+                            /** @description the old code */
+                            previous_role_code?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A staff membership ended.
+         * @description Emitted by: DELETE /v1/organizations/{id}/members/{userId}; deleting one's account. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "member.removed";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the former member */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A custom domain was added, unverified.
+         * @description Emitted by: POST /v1/organizations/{id}/domains. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "domain.added";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the domain */
+                            domain_id?: unknown;
+                            /** @description the host name */
+                            domain?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The DNS TXT record of a domain was found.
+         * @description Emitted by: POST /v1/organizations/{id}/domains/{domainId}/verify (first success). Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "domain.verified";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the domain */
+                            domain_id?: unknown;
+                            /** @description the host name */
+                            domain?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A custom domain was removed.
+         * @description Emitted by: DELETE /v1/organizations/{id}/domains/{domainId}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "domain.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the domain */
+                            domain_id?: unknown;
+                            /** @description the host name */
+                            domain?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location was created.
+         * @description Emitted by: POST /v1/organizations/{id}/locations. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "location.created";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the location */
+                            location_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location changed.
+         * @description Emitted by: PATCH /v1/organizations/{id}/locations/{locationId}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "location.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the location */
+                            location_id?: unknown;
+                            /** @description names of the changed fields */
+                            changed?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "location.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A location was deleted.
+         * @description Emitted by: DELETE /v1/organizations/{id}/locations/{locationId}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "location.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the location */
+                            location_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.granted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A patient granted a consent purpose at the organization (one event per ledger row).
+         * @description Emitted by: POST /v1/me/consents, staff grants, onboarding. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "consent.granted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the ledger row */
+                            consent_id?: unknown;
+                            /** @description the patient profile */
+                            patient_profile_id?: unknown;
+                            /** @description the purpose */
+                            purpose_code?: unknown;
+                            /** @description its version */
+                            purpose_version?: unknown;
+                            /** @description how it was given */
+                            source?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "consent.withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An active consent was withdrawn.
+         * @description Emitted by: self or staff withdrawal, and the cascades of leaving a clinic or deleting an account. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "consent.withdrawn";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the ledger row */
+                            consent_id?: unknown;
+                            /** @description the patient profile */
+                            patient_profile_id?: unknown;
+                            /** @description the purpose */
+                            purpose_code?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "patient.onboarded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A user became a patient of the organization through the portal.
+         * @description Emitted by: POST /v1/portal/onboard. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "patient.onboarded";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                            /** @description the user */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "patient.left": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A patient left the clinic: the patient record is soft-deleted and org consents withdrawn.
+         * @description Emitted by: POST /v1/me/clinics/{org_id}/leave. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "patient.left";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "patient.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A patient record was created.
+         * @description Emitted by: POST /v1/patients. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "patient.created";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the patient record */
+                            id?: unknown;
+                            /** @description its user */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "patient.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A patient record changed.
+         * @description Emitted by: PUT /v1/patients/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "patient.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the patient record */
+                            id?: unknown;
+                            /** @description names of the changed fields */
+                            fields?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "patient.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A patient record was deleted.
+         * @description Emitted by: DELETE /v1/patients/{id} (soft delete). Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "patient.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the patient record */
+                            id?: unknown;
+                            /** @description its user */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "specialist.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A specialist profile was created.
+         * @description Emitted by: POST /v1/specialists. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "specialist.created";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the specialist */
+                            id?: unknown;
+                            /** @description its user */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "specialist.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A specialist profile changed.
+         * @description Emitted by: PUT /v1/specialists/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "specialist.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the specialist */
+                            id?: unknown;
+                            /** @description names of the changed fields */
+                            fields?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "specialist.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A specialist profile was deleted.
+         * @description Emitted by: DELETE /v1/specialists/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "specialist.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the specialist */
+                            id?: unknown;
+                            /** @description its user */
+                            user_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "custom_field.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A custom field version was published: new forms and records use it.
+         * @description Emitted by: POST /v1/custom-fields (version 1), POST /v1/custom-fields/{id}/publish. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "custom_field.published";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the custom field */
+                            id?: unknown;
+                            /** @description patient, specialist, ... */
+                            entity_type?: unknown;
+                            /** @description the published version */
+                            version?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "custom_field.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft of a custom field changed (not yet published).
+         * @description Emitted by: PATCH /v1/custom-fields/{id}, POST /v1/custom-fields/{id}/rollback. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "custom_field.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the custom field */
+                            id?: unknown;
+                            /** @description its version */
+                            version?: unknown;
+                            /** @description false */
+                            published?: unknown;
+                            /** @description the restored version (rollback only) */
+                            rolled_back_to?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "custom_field.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A custom field was deleted (soft); form snapshots keep it.
+         * @description Emitted by: DELETE /v1/custom-fields/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "custom_field.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the custom field */
+                            id?: unknown;
+                            /** @description its entity type */
+                            entity_type?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form_template.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A form template version was published.
+         * @description Emitted by: POST /v1/form-templates (version 1), POST /v1/form-templates/{id}/publish. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form_template.published";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the template */
+                            id?: unknown;
+                            /** @description the published version */
+                            version?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form_template.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The draft of a form template changed.
+         * @description Emitted by: PATCH /v1/form-templates/{id}, rollback. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form_template.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the template */
+                            id?: unknown;
+                            /** @description its version */
+                            version?: unknown;
+                            /** @description false */
+                            published?: unknown;
+                            /** @description the restored version (rollback only) */
+                            rolled_back_to?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form_template.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A form template was deleted.
+         * @description Emitted by: DELETE /v1/form-templates/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form_template.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the template */
+                            id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A form was created for a patient from the latest published template version.
+         * @description Emitted by: POST /v1/forms. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.created";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                            /** @description the template */
+                            form_template_id?: unknown;
+                            /** @description the version snapshotted */
+                            template_version?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Values of a pending form changed.
+         * @description Emitted by: PATCH /v1/forms/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.updated";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.signed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A form was signed and is now immutable.
+         * @description Emitted by: POST /v1/forms/{id}/sign. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.signed";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                            /** @description the template */
+                            form_template_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An unsigned form was deleted.
+         * @description Emitted by: DELETE /v1/forms/{id}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.deleted";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the patient record */
+                            patient_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.file_added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A file was attached to a form.
+         * @description Emitted by: POST /v1/forms/{id}/files. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.file_added";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the file */
+                            file_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "form.file_removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A file was removed from an unsigned form.
+         * @description Emitted by: DELETE /v1/forms/{id}/files/{fileId}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "form.file_removed";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the form */
+                            id?: unknown;
+                            /** @description the file */
+                            file_id?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "exercise.render_ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A composed exercise video is playable (organization exercises only; the platform library's renders have no subscribers).
+         * @description Emitted by: the composer, when the delivery provider has the video ready. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "exercise.render_ready";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the render */
+                            render_id?: unknown;
+                            /** @description the exercise */
+                            exercise_id?: unknown;
+                            /** @description its recipe hash */
+                            recipe_hash?: unknown;
+                            /** @description its language */
+                            language?: unknown;
+                            /** @description the asset version */
+                            asset_version?: unknown;
+                            /** @description provider id */
+                            stream_video_id?: unknown;
+                            /** @description HLS URL */
+                            playback_hls_url?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_subscription.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription was disabled: its endpoint answered 410 Gone, or failed for longer than the disable threshold.
+         * @description Emitted by: the delivery worker. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "webhook_subscription.disabled";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the subscription */
+                            subscription_id?: unknown;
+                            /** @description `gone` or `failing` */
+                            reason?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test delivery.
+         * @description Emitted by: POST /v1/webhook-subscriptions/{uid}/test (sent to that subscription only). Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on `id`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event type. */
+                    "X-Webhook-Event": string;
+                    /** @description `sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1). */
+                    "X-Webhook-Signature": string;
+                    /** @description During a secret rotation overlap only: the same, keyed with the previous secret. */
+                    "X-Webhook-Signature-Previous"?: string;
+                    /** @description Standard Webhooks: the event id (same on every retry). */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uuid
+                         * @description The event id: de-duplicate on it.
+                         */
+                        id: string;
+                        /** @constant */
+                        event: "webhook.test";
+                        data: {
+                            /** Format: uuid */
+                            organization_id: string;
+                            /** @description the subscription */
+                            subscription_id?: unknown;
+                            /** @description a fixed text */
+                            message?: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within 10 s) is retried; 410 Gone disables the subscription. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** CurrentUser */
