@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
+import { createAssetStore, type AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
 import { errors, frameworkErrors, installErrorHandling, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -30,9 +30,11 @@ export async function buildComposerService(
   const logger = deps.logger.child({ service: 'composer' });
   const delivery = deps.delivery ?? createDelivery(config, logger);
   const local = 'fileOf' in delivery ? (delivery as ReturnType<typeof createLocalHlsProvider>) : null;
+  // A store built here (the config's folder or bucket) is closed with the service; a given one is the caller's.
+  const ownStore = deps.store ? null : createAssetStore(config.assetStore, config.assetsDir);
   const composer = createComposer({
     db: deps.db,
-    store: deps.store ?? createLocalAssetStore(config.assetsDir),
+    store: deps.store ?? ownStore!,
     delivery,
     tools,
     logger,
@@ -85,6 +87,7 @@ export async function buildComposerService(
       await app.close();
       await composer.close();
       await delivery.close();
+      ownStore?.close?.();
     },
   };
 }

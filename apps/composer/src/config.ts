@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
 import Value from 'typebox/value';
+import { AssetSettingsError, AssetStoreEnv, assetStoreSettings, type AssetStoreSettings } from '@clinic/assets';
 
 /**
  * Every setting of the composer, parsed once at start-up: the only reader of process.env in this app
@@ -20,6 +21,8 @@ const Env = Type.Object({
   COMPOSER_AUTH_SECRETS: Type.Optional(Type.String()),
   COMPOSER_AUTH_MAX_SKEW_SECONDS: Type.Integer({ default: 300, minimum: 1 }),
   COMPOSER_ASSETS_DIR: Type.Optional(Type.String()),
+  // ASSET_STORE=s3 and ASSET_S3_*: the same bucket as the core API (packages/assets/src/from-settings.ts).
+  ...AssetStoreEnv,
   COMPOSER_CACHE_DIR: Type.Optional(Type.String()),
   COMPOSER_WORK_DIR: Type.Optional(Type.String()),
   COMPOSER_INVENTORY_TTL_SECONDS: Type.Integer({ default: 60, minimum: 0 }),
@@ -52,6 +55,8 @@ export interface ComposerConfig {
   authSecrets: string[] | null;
   authMaxSkewSeconds: number;
   assetsDir: string;
+  /** The folder above, or the bucket of ASSET_STORE=s3. */
+  assetStore: AssetStoreSettings;
   /** Local copies of primitives and their probes, per asset version (safe to delete at any time). */
   cacheDir: string;
   /** Parent of each render's temporary folder, removed when the render ends. */
@@ -84,6 +89,12 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
   if (secrets.some((s) => s.length < 32)) throw new ComposerConfigError('each COMPOSER_AUTH_SECRETS entry must be at least 32 characters');
 
   const dataDir = resolve(values.DATA_DIR);
+  let assetStore: AssetStoreSettings;
+  try {
+    assetStore = assetStoreSettings(values, { production });
+  } catch (err) {
+    throw err instanceof AssetSettingsError ? new ComposerConfigError(err.message) : err;
+  }
   let delivery: DeliveryConfig;
   if (values.COMPOSER_DELIVERY === 'stream') {
     if (!values.STREAM_ACCOUNT_ID || !values.STREAM_API_TOKEN) {
@@ -124,6 +135,7 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
     authSecrets: secrets.length ? secrets : null,
     authMaxSkewSeconds: values.COMPOSER_AUTH_MAX_SKEW_SECONDS,
     assetsDir: resolve(values.COMPOSER_ASSETS_DIR ?? join(dataDir, 'assets')),
+    assetStore,
     cacheDir: resolve(values.COMPOSER_CACHE_DIR ?? join(tmpdir(), 'clinic-composer-cache')),
     workDir: resolve(values.COMPOSER_WORK_DIR ?? tmpdir()),
     inventoryTtlSeconds: values.COMPOSER_INVENTORY_TTL_SECONDS,

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { Type, type Static } from 'typebox';
 import Value from 'typebox/value';
+import { AssetSettingsError, AssetStoreEnv, assetStoreSettings, type AssetStoreSettings } from '@clinic/assets';
 
 /**
  * Every setting the platform reads, parsed once at start-up: nothing else reads process.env.
@@ -65,6 +66,8 @@ const Env = Type.Object({
   // Forms (issue 6): the local asset folder (default `<DATA_DIR>/assets`; a temporary folder under
   // NODE_ENV=test) and the limits of files attached to forms.
   ASSETS_DIR: Type.Optional(Type.String()),
+  // Asset store (issue 7): ASSET_STORE=s3 and ASSET_S3_* (packages/assets/src/from-settings.ts), the same in every service.
+  ...AssetStoreEnv,
   FORM_FILE_MAX_BYTES: Type.Integer({ default: 10_485_760, minimum: 1 }),
   FORM_FILE_TYPES: Type.String({ default: 'application/pdf,image/png,image/jpeg,image/webp,text/plain' }),
   SYSTEM_MANUFACTURER_NAME: Type.String({ default: 'Clinic Platform contributors' }),
@@ -149,6 +152,8 @@ export interface Config {
   };
   /** Root of the local asset store; null: `<dataDir>/assets`, or a temporary folder under NODE_ENV=test. */
   assetsDir: string | null;
+  /** The local folder above, or an S3-compatible bucket (ASSET_STORE=s3). */
+  assetStore: AssetStoreSettings;
   /** Files attached to forms: largest size in bytes and the accepted content types. */
   formFiles: { maxBytes: number; types: string[] };
   rateLimits: {
@@ -295,6 +300,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       replayUrlTtlSeconds: values.TELEMETRY_REPLAY_URL_TTL_SECONDS,
     },
     assetsDir: values.ASSETS_DIR ? resolve(values.ASSETS_DIR) : null,
+    assetStore: parseAssetStore(values, production),
     formFiles: {
       maxBytes: values.FORM_FILE_MAX_BYTES,
       types: values.FORM_FILE_TYPES.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
@@ -318,6 +324,15 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       support_email: values.SYSTEM_SUPPORT_EMAIL,
     },
   };
+}
+
+function parseAssetStore(values: EnvValues, production: boolean): AssetStoreSettings {
+  try {
+    return assetStoreSettings(values, { production });
+  } catch (err) {
+    if (err instanceof AssetSettingsError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 /** `5,300,1800`: the delays in seconds before each retry, each a non-negative integer. */

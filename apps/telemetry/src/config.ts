@@ -1,3 +1,5 @@
+import { assetStoreSettings, type AssetStoreSettings } from '@clinic/assets';
+
 /** The telemetry process's settings (production entry); the only place it reads the environment. */
 export interface TelemetryConfig {
   host: string;
@@ -6,6 +8,8 @@ export interface TelemetryConfig {
   poolMax: number;
   logLevel: string;
   assetsDir: string;
+  /** ASSETS_DIR above, or the bucket of ASSET_STORE=s3 (the same ASSET_S3_* as the core API, which reads the replays). */
+  assetStore: AssetStoreSettings;
   /** The core API's GET /v1/public/telemetry/jwks.json. */
   sessionJwksUrl: string;
   authJwksUrl: string;
@@ -27,6 +31,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
     poolMax: Number(env.DATABASE_POOL_MAX ?? 20),
     logLevel: env.LOG_LEVEL ?? 'info',
     assetsDir: env.ASSETS_DIR ?? '.data/assets',
+    assetStore: assetStoreSettings(env, { production: env.NODE_ENV === 'production' }),
     sessionJwksUrl: env.TELEMETRY_JWKS_URL ?? `${core}/v1/public/telemetry/jwks.json`,
     authJwksUrl: need('AUTH_JWKS_URL'),
     authIssuer: need('AUTH_ISSUER'),

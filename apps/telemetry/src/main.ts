@@ -1,4 +1,4 @@
-import { createLocalAssetStore } from '@clinic/assets';
+import { createAssetStore } from '@clinic/assets';
 import { openPostgres } from '@clinic/db';
 import { createJwtVerifier } from '@clinic/http-kit';
 import { createRemoteJWKSet } from 'jose';
@@ -13,7 +13,7 @@ const logger = pino({ level: config.logLevel, redact: ['req.headers.authorizatio
 const db = await openPostgres({ connectionString: config.databaseUrl, max: config.poolMax, applicationName: 'clinic-telemetry' });
 const app = await buildTelemetryApp({
   db,
-  assets: createLocalAssetStore(config.assetsDir),
+  assets: createAssetStore(config.assetStore, config.assetsDir),
   logger,
   sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(config.sessionJwksUrl))),
   userTokens: createJwtVerifier({ keys: createRemoteJWKSet(new URL(config.authJwksUrl)), issuer: config.authIssuer, audience: config.authAudience }),

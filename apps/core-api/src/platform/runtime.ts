@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
+import { createAssetStore, describeAssetStore, type AssetStore } from '@clinic/assets';
 import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { createJwtVerifier, type TokenVerifier } from '@clinic/http-kit';
 import { Redis } from 'ioredis';
@@ -29,7 +29,7 @@ export interface Runtime {
   permissionCatalog: string[];
   /** Seals and opens secrets at rest (webhook signing secrets, provider credentials). */
   secrets: SecretBox;
-  /** Files (form attachments, ...): a folder here; an S3-compatible bucket in production (issue 7). */
+  /** Files (form attachments, replays, ...): a folder, or the bucket of ASSET_STORE=s3 (config.assetStore). */
   assets: AssetStore;
   lock: HeldLock | null;
   close(): Promise<void>;
@@ -39,7 +39,7 @@ export function createLogger(config: Config): Logger {
   return pino({
     level: config.logLevel,
     // Never log a credential (DEVELOPERS.md: no secret in logs).
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.password'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.secretAccessKey', '*.password'], censor: '[redacted]' },
   });
 }
 
@@ -85,9 +85,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const catalog = await permissionCatalog(db);
   const secrets = createSecretBox(await loadMasterKeys({ spec: config.masterKeys, env: config.env, dataDir: config.dataDir }));
   // Tests get a fresh folder each: no test sees another's files, and nothing lands in DATA_DIR.
-  const tempAssets = !config.assetsDir && config.env === 'test';
+  const tempAssets = config.assetStore.kind === 'local' && !config.assetsDir && config.env === 'test';
   const assetsRoot = config.assetsDir ?? (tempAssets ? await mkdtemp(join(tmpdir(), 'clinic-assets-')) : join(config.dataDir, 'assets'));
-  const assets = createLocalAssetStore(assetsRoot);
+  const assets = createAssetStore(config.assetStore, assetsRoot);
+  logger.debug({ assets: describeAssetStore(config.assetStore, assetsRoot) }, 'asset store');
   const database = db;
   return {
     config,
@@ -105,6 +106,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       redis?.disconnect();
       if (!overrides.db) await database.close();
       await lock?.release();
+      assets.close?.();
       if (tempAssets) await rm(assetsRoot, { recursive: true, force: true });
     },
   };
