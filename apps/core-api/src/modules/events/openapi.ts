@@ -13,7 +13,9 @@ const SIGNATURE_HEADERS = [
  * The `webhooks` section of the OpenAPI 3.1 description (docs/events.md says the same in prose): one
  * entry per event type of the catalog, with its body and the signature headers.
  */
-export function webhooksSection(): Record<string, unknown> {
+// The return type is @fastify/swagger's own (an OpenAPI 3.1 PathItemObject per event type), named loosely
+// here so this module does not depend on the plugin's type packages.
+export function webhooksSection(): Record<string, any> {
   return Object.fromEntries(
     EVENT_CATALOG.map((e) => [
       e.type,

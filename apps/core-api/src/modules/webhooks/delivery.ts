@@ -77,22 +77,22 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
   const deferred: { data: DeliveryJob; startAfter: Date }[] = [];
   const dropped: Loaded[] = [];
   const sending: { job: DeliveryJob; d: Loaded }[] = [];
+  const candidates: { job: DeliveryJob; d: Loaded }[] = [];
   for (const job of jobs) {
     const d = byId.get(job.delivery_id);
     // Gone (subscription deleted), finished, or this attempt already recorded: nothing to do.
     if (!d || d.status !== 'pending' || d.attempts >= job.attempt) continue;
-    if (d.sub_status !== 'active' || !d.event_data) {
-      dropped.push(d);
-      continue;
-    }
-    const decision = await deps.limiter.consume(d.subscription_id);
-    if (!decision.allowed) {
-      // Over the subscription's rate: the same attempt later, not counted as a failure.
-      deferred.push({ data: job, startAfter: new Date(Date.now() + decision.resetSeconds * 1000 + Math.random() * 250) });
-      continue;
-    }
-    sending.push({ job, d });
+    if (d.sub_status !== 'active' || !d.event_data) dropped.push(d);
+    else candidates.push({ job, d });
   }
+  // One limiter call per delivery, all at once (a Redis round trip each when shared).
+  const decisions = await Promise.all(candidates.map((c) => deps.limiter.consume(c.d.subscription_id)));
+  candidates.forEach((c, i) => {
+    const decision = decisions[i]!;
+    if (decision.allowed) sending.push(c);
+    // Over the subscription's rate: the same attempt later, not counted as a failure.
+    else deferred.push({ data: c.job, startAfter: new Date(Date.now() + decision.resetSeconds * 1000 + Math.random() * 250) });
+  });
 
   const results = await Promise.all(
     sending.map(async ({ job, d }) => {
@@ -112,16 +112,16 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
       );
     }
     const next: { data: DeliveryJob; startAfter: Date }[] = [...deferred];
+    const outcomes = results.map(({ job, d, result }) => ({ d, attempt: job.attempt, trigger: job.trigger ?? ('event' as const), result, nextAttemptAt: outcome(deps.config, job.attempt, result) }));
+    await recordAttempts(tx, outcomes);
+    for (const o of outcomes) if (o.nextAttemptAt) next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt });
+    const succeeded = [...new Set(outcomes.filter((o) => o.result.ok).map((o) => o.d.subscription_id))];
+    if (succeeded.length) {
+      await tx.query('update webhook_subscriptions set failing_since = null where id = any($1::uuid[]) and failing_since is not null', [succeeded]);
+    }
     const disabled = new Set<string>();
-    for (const { job, d, result } of results) {
-      const retry = outcome(deps.config, job.attempt, result);
-      await recordAttempt(tx, d, job.attempt, job.trigger ?? 'event', result, retry);
-      if (retry) next.push({ data: { delivery_id: d.id, attempt: job.attempt + 1 }, startAfter: retry });
-      if (result.ok) {
-        await tx.query('update webhook_subscriptions set failing_since = null where id = $1 and failing_since is not null', [d.subscription_id]);
-        continue;
-      }
-      if (disabled.has(d.subscription_id)) continue;
+    for (const { d, result } of outcomes) {
+      if (result.ok || disabled.has(d.subscription_id)) continue;
       const reason = await failureDisables(tx, deps.config, d, result);
       if (reason) {
         disabled.add(d.subscription_id);
@@ -140,29 +140,49 @@ function outcome(config: Config['webhooks'], attempt: number, r: SendResult): Da
   return delay === null ? null : new Date(Date.now() + delay * 1000);
 }
 
-/** Writes the attempt's log row and moves the delivery on. Shared with the test and resend routes. */
-export async function recordAttempt(
-  tx: Queryable,
-  d: { id: string; organization_id: string; subscription_id: string },
-  attempt: number,
-  trigger: 'event' | 'test' | 'resend',
-  r: SendResult,
-  nextAttemptAt: Date | null,
-): Promise<void> {
+interface AttemptOutcome {
+  d: { id: string; organization_id: string; subscription_id: string };
+  attempt: number;
+  trigger: 'event' | 'test' | 'resend';
+  result: SendResult;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Writes the attempts' log rows and moves their deliveries on: two set-based statements for a whole batch
+ * (a row per attempt would cost a round trip each). Shared with the test route.
+ */
+export async function recordAttempts(tx: Queryable, items: AttemptOutcome[]): Promise<void> {
+  if (!items.length) return;
+  const col = <T>(f: (o: AttemptOutcome) => T) => items.map(f);
   await tx.query(
     `insert into webhook_delivery_attempts
        (organization_id, subscription_id, delivery_id, attempt, trigger, status_code, latency_ms, error, response_body, next_attempt_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, left($9, 1024), $10)
+     select a.org, a.sub, a.delivery, a.attempt, a.trigger, a.status_code, a.latency, a.error, left(a.body, 1024), a.next_at
+     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::timestamptz[])
+       as a (org, sub, delivery, attempt, trigger, status_code, latency, error, body, next_at)
      on conflict (delivery_id, attempt) do nothing`,
-    [d.organization_id, d.subscription_id, d.id, attempt, trigger, r.statusCode, r.latencyMs, r.error, r.responseBody, nextAttemptAt],
+    [
+      col((o) => o.d.organization_id),
+      col((o) => o.d.subscription_id),
+      col((o) => o.d.id),
+      col((o) => o.attempt),
+      col((o) => o.trigger),
+      col((o) => o.result.statusCode),
+      col((o) => o.result.latencyMs),
+      col((o) => o.result.error),
+      col((o) => o.result.responseBody),
+      col((o) => o.nextAttemptAt),
+    ],
   );
   await tx.query(
-    `update webhook_deliveries set attempts = greatest(attempts, $2),
-       status = case when $3 then 'delivered' when $4::timestamptz is null then 'failed' else 'pending' end,
-       delivered_at = case when $3 then now() else delivered_at end,
-       next_attempt_at = $4, last_status_code = $5, last_error = $6
-     where id = $1`,
-    [d.id, attempt, r.ok, nextAttemptAt, r.statusCode, r.error],
+    `update webhook_deliveries d set attempts = greatest(d.attempts, u.attempt),
+       status = case when u.ok then 'delivered' when u.next_at is null then 'failed' else 'pending' end,
+       delivered_at = case when u.ok then now() else d.delivered_at end,
+       next_attempt_at = u.next_at, last_status_code = u.status_code, last_error = u.error
+     from unnest($1::uuid[], $2::int[], $3::bool[], $4::timestamptz[], $5::int[], $6::text[]) as u (id, attempt, ok, next_at, status_code, error)
+     where d.id = u.id`,
+    [col((o) => o.d.id), col((o) => o.attempt), col((o) => o.result.ok), col((o) => o.nextAttemptAt), col((o) => o.result.statusCode), col((o) => o.result.error)],
   );
 }
 

@@ -5,7 +5,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { insertAudit } from '../audit/queries.ts';
 import { EVENT_CATALOG, SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
 import type { Actor } from '../organizations/service.ts';
-import { recordAttempt } from './delivery.ts';
+import { recordAttempts } from './delivery.ts';
 import * as q from './queries.ts';
 import { ATTEMPT_SORT, SUBSCRIPTION_SORT } from './schemas.ts';
 import type { WebhookSender } from './sender.ts';
@@ -181,7 +181,7 @@ export async function sendTest(inTx: InTx, deps: WebhookDeps, actor: Actor, id: 
       [orgId, id, eventId],
     );
     const delivery = { id: rows[0]!.id, organization_id: orgId, subscription_id: id };
-    await recordAttempt(tx, delivery, 1, 'test', result, null);
+    await recordAttempts(tx, [{ d: delivery, attempt: 1, trigger: 'test', result, nextAttemptAt: null }]);
     await audit(tx, actor, orgId, 'webhook_subscription.tested', id, { event_id: eventId, status_code: result.statusCode, success: result.ok });
     return delivery.id;
   });
