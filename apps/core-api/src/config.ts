@@ -57,6 +57,7 @@ const Env = Type.Object({
   WEBHOOK_SECRET_OVERLAP_SECONDS: Type.Integer({ default: 86_400, minimum: 0, maximum: 604_800 }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   WEBHOOK_CA_FILE: Type.Optional(Type.String()),
+  WEBHOOK_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
   // Telemetry (issue 8; docs/telemetry.md): its port, the Ed25519 private JWK that signs exercise-session
   // tokens (required in production; generated per process otherwise), token and replay-URL lifetimes.
   TELEMETRY_PORT: Type.Integer({ default: 3001, minimum: 0, maximum: 65535 }),
@@ -137,6 +138,8 @@ export interface Config {
     secretOverlapSeconds: number;
     allowPrivateNetworks: boolean;
     caFile: string | null;
+    /** Finished deliveries and dispatched events are kept this long. */
+    retentionDays: number;
   };
   /**
    * The universal re-consent gate (spec 4.6 rule 3). On unless CONSENT_GATE=off, which exists for
@@ -291,6 +294,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       secretOverlapSeconds: values.WEBHOOK_SECRET_OVERLAP_SECONDS,
       allowPrivateNetworks: values.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
       caFile: values.WEBHOOK_CA_FILE ?? null,
+      retentionDays: values.WEBHOOK_RETENTION_DAYS,
     },
     consentGate: values.CONSENT_GATE === 'on',
     telemetry: {

@@ -6,12 +6,16 @@ import { registerComposerJobs } from '../../../composer/src/jobs.ts';
 import { registerFormJobs } from '../modules/forms/jobs.ts';
 import { registerProviderJobs } from '../modules/providers/health.ts';
 import { composerConfigFromEnv } from '../../../composer/src/config.ts';
+import { registerGdprJobs } from '../modules/gdpr/jobs.ts';
+import { registerWebhookJobs } from '../modules/webhooks/jobs.ts';
 
 /**
  * Every module's scheduled jobs and internal event consumers, registered with the worker at start.
  * Add one line per module: `registerXJobs(registry, rt);`.
  */
 export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
+  registerWebhookJobs(registry, { db: rt.db, retentionDays: rt.config.webhooks.retentionDays });
+  registerGdprJobs(registry, { db: rt.db });
   registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
   registerFormJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
