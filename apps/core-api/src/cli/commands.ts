@@ -1,7 +1,7 @@
 import { migrate, type Database } from '@clinic/db';
 import { verifyChain } from '../modules/audit-logs/chain.ts';
 import { insertAudit } from '../modules/audit/queries.ts';
-import { reencryptProviders } from '../modules/providers/rotation.ts';
+import { reencryptProviders, reencryptWebhookSecrets } from '../modules/providers/rotation.ts';
 import type { SecretBox } from '../platform/secrets.ts';
 import { MIGRATIONS_DIR } from '../platform/runtime.ts';
 
@@ -12,7 +12,8 @@ export const USAGE = `usage:
   npm run cli -- superadmin revoke <email>    remove the superadmin platform role
   npm run cli -- audit verify <org id|platform>
                                               check an audit hash chain; names the first broken link
-  npm run cli -- providers re-encrypt         re-seal provider credentials under the current master key`;
+  npm run cli -- providers re-encrypt         re-seal provider credentials and webhook signing secrets
+                                              under the current master key`;
 
 export class UsageError extends Error {}
 /** A check that ran and found a problem (exit code 1, message without a stack). */
@@ -61,8 +62,10 @@ export async function runCommand(db: Database, args: string[], deps: CommandDeps
   }
   if (command.verb === 'providers-reencrypt') {
     if (!deps.secrets) throw new UsageError('providers re-encrypt needs the master keys (MASTER_KEYS)');
-    const r = await reencryptProviders(db, await deps.secrets());
-    return `provider credentials: ${r.resealed} re-encrypted under key "${r.keyId}", ${r.current} already current`;
+    const box = await deps.secrets();
+    const r = await reencryptProviders(db, box);
+    const w = await reencryptWebhookSecrets(db, box);
+    return `provider credentials: ${r.resealed} re-encrypted under key "${r.keyId}", ${r.current} already current; webhook secrets: ${w.resealed} re-encrypted, ${w.current} already current`;
   }
   if (command.verb === 'migrate') {
     const applied = await migrate(db, MIGRATIONS_DIR);

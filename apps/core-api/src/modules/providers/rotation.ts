@@ -21,3 +21,29 @@ export async function reencryptProviders(db: Database, secrets: SecretBox): Prom
   }
   return { resealed, current, keyId: secrets.currentKeyId };
 }
+
+/**
+ * The same command re-seals the webhook signing secrets (issue 5 seals them with the same master keys):
+ * without this, dropping the old key from MASTER_KEYS would leave those subscriptions unable to sign.
+ * Each value is swapped only if it is still the one read, so a rotation running meanwhile wins.
+ */
+export async function reencryptWebhookSecrets(db: Database, secrets: SecretBox): Promise<{ resealed: number; current: number }> {
+  let resealed = 0;
+  let current = 0;
+  const { rows } = await db.query<{ id: string; secret_sealed: string; previous_secret_sealed: string | null }>(
+    'select id, secret_sealed, previous_secret_sealed from webhook_subscriptions order by id',
+  );
+  for (const row of rows) {
+    for (const column of ['secret_sealed', 'previous_secret_sealed'] as const) {
+      const sealed = row[column];
+      if (!sealed) continue;
+      if (secrets.keyIdOf(sealed) === secrets.currentKeyId) {
+        current++;
+        continue;
+      }
+      const res = await db.query(`update webhook_subscriptions set ${column} = $3 where id = $1 and ${column} = $2`, [row.id, sealed, secrets.seal(secrets.open(sealed))]);
+      if (res.rowCount > 0) resealed++;
+    }
+  }
+  return { resealed, current };
+}
