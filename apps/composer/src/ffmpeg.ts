@@ -87,6 +87,21 @@ export async function probe(tools: Tools, file: string, timeoutMs = 20_000): Pro
   };
 }
 
+/**
+ * The output check before upload: stream kinds and container duration only (no codec details), in
+ * compact text. What it costs is mostly ffprobe's own start-up, so it asks for nothing more.
+ */
+export async function checkOutput(tools: Tools, file: string, timeoutMs = 20_000): Promise<{ duration: number; video: number; audio: number }> {
+  const text = await run(tools.ffprobe, ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'default=noprint_wrappers=1', file], { timeoutMs });
+  const r = { duration: NaN, video: 0, audio: 0 };
+  for (const line of text.split('\n')) {
+    if (line === 'codec_type=video') r.video++;
+    else if (line === 'codec_type=audio') r.audio++;
+    else if (line.startsWith('duration=')) r.duration = Number(line.slice('duration='.length));
+  }
+  return r;
+}
+
 /** Codec parameters that must agree for concat with stream copy. */
 export const videoSignature = (p: Probe): string =>
   p.video ? [p.video.codec, p.video.profile, p.video.width, p.video.height, p.video.pix_fmt, p.video.frame_rate, p.video.time_base].join('/') : 'none';

@@ -11,24 +11,45 @@ export interface LocalPrimitive {
   probe: Probe;
 }
 
-/**
- * Local copies of primitives (ffmpeg reads files) with their ffprobe results, per asset version. The
- * store is asked for the object's size on every use, so a replaced file is fetched again even without
- * a version bump; the copy and the probe are reused otherwise, which keeps ffprobe off the hot path.
- * Writes go to a temporary name and are renamed into place: concurrent renders never see half a file.
- */
-export function createPrimitiveCache(store: AssetStore, root: string, tools: Tools) {
-  const inflight = new Map<string, Promise<LocalPrimitive>>();
+interface Known {
+  local: LocalPrimitive;
+  size: number;
+  checkedAt: number;
+}
 
-  async function fetchOne(key: string, assetVersion: number): Promise<LocalPrimitive> {
-    const info = await store.head(key);
-    if (!info) throw new Error(`asset ${key} disappeared from the store`);
+/** More primitives than this are not remembered in memory (their files and probes stay on disk). */
+const MAX_KNOWN = 20_000;
+
+/**
+ * Local copies of primitives (ffmpeg reads files) with their ffprobe results, per asset version.
+ * The copy and its probe are kept on disk; what a render needs of them (path and probe) is also kept
+ * in memory, so a warm render touches neither the store nor the disk before ffmpeg runs. A memory
+ * entry is trusted for `verifyTtlMs` (COMPOSER_INVENTORY_TTL_SECONDS, the same bound as the variant
+ * lists): after that the store is asked for the object's size again and a replaced file is fetched
+ * again even without a version bump. forget() drops the memory after a failed render, in case a
+ * local copy was removed under it. Writes go to a temporary name and are renamed into place:
+ * concurrent renders never see half a file.
+ */
+export function createPrimitiveCache(store: AssetStore, root: string, tools: Tools, opts: { verifyTtlMs: number }) {
+  const inflight = new Map<string, Promise<LocalPrimitive>>();
+  const known = new Map<string, Known>();
+
+  async function fetchOne(id: string, key: string, assetVersion: number): Promise<LocalPrimitive> {
     const path = join(root, `v${assetVersion}`, ...key.split('/'));
     const probePath = `${path}.probe.json`;
-    const cached = await stat(path).then((s) => s.size, () => -1);
+    const [info, cached] = await Promise.all([store.head(key), stat(path).then((s) => s.size, () => -1)]);
+    if (!info) throw new Error(`asset ${key} disappeared from the store`);
+    const remember = (local: LocalPrimitive) => {
+      known.delete(id);
+      if (known.size >= MAX_KNOWN) known.delete(known.keys().next().value!);
+      known.set(id, { local, size: info.size, checkedAt: Date.now() });
+      return local;
+    };
     if (cached === info.size) {
+      const mem = known.get(id);
+      if (mem && mem.size === info.size) return remember(mem.local);
       const p = await readFile(probePath, 'utf8').then((s) => JSON.parse(s) as Probe, () => null);
-      if (p) return { path, probe: p };
+      if (p) return remember({ path, probe: p });
     }
     await mkdir(dirname(path), { recursive: true });
     const tmp = `${path}.${randomUUID()}.tmp`;
@@ -41,7 +62,7 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
       const probeTmp = `${probePath}.tmp-${randomUUID()}`;
       await writeFile(probeTmp, JSON.stringify(p));
       await rename(probeTmp, probePath);
-      return { path, probe: p };
+      return remember({ path, probe: p });
     } finally {
       await rm(tmp, { force: true });
     }
@@ -51,12 +72,18 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
     /** The local copy of `key`; concurrent calls for one key share one download. */
     get(key: string, assetVersion: number): Promise<LocalPrimitive> {
       const id = `${assetVersion}:${key}`;
+      const mem = known.get(id);
+      if (mem && Date.now() - mem.checkedAt < opts.verifyTtlMs) return Promise.resolve(mem.local);
       let p = inflight.get(id);
       if (!p) {
-        p = fetchOne(key, assetVersion).finally(() => inflight.delete(id));
+        p = fetchOne(id, key, assetVersion).finally(() => inflight.delete(id));
         inflight.set(id, p);
       }
       return p;
+    },
+    /** Makes the next use of every primitive check the store and the disk again. */
+    forget(): void {
+      for (const k of known.values()) k.checkedAt = 0;
     },
   };
 }

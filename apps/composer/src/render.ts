@@ -2,7 +2,7 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { audioSignature, probe, run, videoSignature, type Tools } from './ffmpeg.ts';
+import { audioSignature, checkOutput, run, videoSignature, type Tools } from './ffmpeg.ts';
 import type { LocalPrimitive, PrimitiveCache } from './primitives.ts';
 import type { Recipe } from './recipe.ts';
 
@@ -25,6 +25,8 @@ export interface RenderResult {
   durationSeconds: number;
   /** Whether each track was stream-copied (true) or had to be re-encoded. */
   copied: { video: boolean; audio: boolean };
+  /** Milliseconds per phase: local primitives and concat lists, the ffmpeg run, the ffprobe check. */
+  timings: { prepare_ms: number; ffmpeg_ms: number; check_ms: number };
 }
 
 export class RenderCheckError extends Error {}
@@ -46,6 +48,7 @@ const sec = (n: number) => n.toFixed(6);
  * ffprobe before anyone sees it.
  */
 export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<RenderResult> {
+  const t0 = performance.now();
   const keyOf = (rel: string) => `${o.slug}/${rel}`;
   const names = new Set<string>();
   for (const s of recipe.segments) {
@@ -91,8 +94,7 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
   const entries: AudioEntry[] = audio.map((e) => ('silence' in e ? { path: silence!, length: e.silence } : { path: prim(e.name).path, length: e.length }));
   const videoList = ['ffconcat version 1.0', ...videos.flatMap((v) => [`file ${q(v.path)}`, `duration ${sec(v.probe.duration)}`])].join('\n');
   const audioList = ['ffconcat version 1.0', ...entries.flatMap((e) => [`file ${q(e.path)}`, `duration ${sec(e.length)}`, `outpoint ${sec(e.length)}`])].join('\n');
-  await writeFile(join(o.dir, 'video.txt'), videoList + '\n');
-  await writeFile(join(o.dir, 'audio.txt'), audioList + '\n');
+  await Promise.all([writeFile(join(o.dir, 'video.txt'), videoList + '\n'), writeFile(join(o.dir, 'audio.txt'), audioList + '\n')]);
 
   const out = join(o.dir, 'out.mp4');
   const v0 = videos[0]!.probe.video;
@@ -100,24 +102,44 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
     ? ['-c:v', 'copy']
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', ...(v0 ? ['-vf', `scale=${v0.width}:${v0.height},fps=${v0.frame_rate}`] : [])];
   const audioCodec = copyAudio ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k', '-af', 'aresample=async=1'];
+  const t1 = performance.now();
   if (!copyVideo || !copyAudio) o.logger.warn({ render: o.label, copy_video: copyVideo, copy_audio: copyAudio }, 'primitives differ in codec parameters; re-encoding');
-  await run(o.tools.ffmpeg, [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'video.txt'),
-    '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'audio.txt'),
-    '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, ...audioCodec, '-f', 'mp4', out,
-  ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
+  try {
+    await run(o.tools.ffmpeg, [
+      '-hide_banner', '-loglevel', 'error', '-y',
+      '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'video.txt'),
+      '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'audio.txt'),
+      '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, ...audioCodec, '-f', 'mp4', out,
+    ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
+  } catch (err) {
+    // A local copy or a silence file may have been removed under the memory of them: check again next time.
+    o.primitives.forget();
+    if (silence) knownSilence.delete(silence);
+    throw err;
+  }
 
-  // Before upload: the file must be what the recipe says (one video and one audio stream, the
-  // summed duration), else the render fails and nothing is cached.
-  const p = await probe(o.tools, out);
+  const t2 = performance.now();
+
+  // Before upload: ffprobe must find what the recipe says (one video and one audio stream, the
+  // summed duration), else the render fails and nothing is cached. Only those three facts are asked
+  // for: the check costs one process start, not a full probe.
+  const p = await checkOutput(o.tools, out);
   const tolerance = 0.1 + 0.005 * recipe.segments.length;
-  if (!p.video || !p.audio) throw new RenderCheckError(`rendered file lacks a ${p.video ? 'audio' : 'video'} stream`);
+  if (p.video !== 1 || p.audio !== 1) throw new RenderCheckError(`rendered file has ${p.video} video and ${p.audio} audio streams, not one of each`);
   if (!(Math.abs(p.duration - expected) <= tolerance)) {
     throw new RenderCheckError(`rendered duration ${p.duration.toFixed(3)} s differs from the expected ${expected.toFixed(3)} s`);
   }
-  return { file: out, durationSeconds: p.duration, copied: { video: copyVideo, audio: copyAudio } };
+  const ms = (a: number, b: number) => Math.round(b - a);
+  return {
+    file: out,
+    durationSeconds: p.duration,
+    copied: { video: copyVideo, audio: copyAudio },
+    timings: { prepare_ms: ms(t0, t1), ffmpeg_ms: ms(t1, t2), check_ms: ms(t2, performance.now()) },
+  };
 }
+
+/** Silence files known to exist (absolute paths), so a warm render does not stat them. */
+const knownSilence = new Set<string>();
 
 /**
  * Silence in the voice-overs' own format, so that it joins them by stream copy. Lengths are rounded
@@ -126,7 +148,11 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
 async function silenceFile(o: RenderOptions, rate: number, channels: number, seconds: number): Promise<string> {
   const len = Math.max(8, 2 ** Math.ceil(Math.log2(seconds + 1)));
   const path = join(o.silenceDir, `silence-${rate}-${channels}-${len}.mp3`);
-  if (await stat(path).then(() => true, () => false)) return path;
+  if (knownSilence.has(path)) return path;
+  if (await stat(path).then(() => true, () => false)) {
+    knownSilence.add(path);
+    return path;
+  }
   await mkdir(o.silenceDir, { recursive: true });
   const tmp = `${path}.${randomUUID()}.tmp.mp3`;
   try {
@@ -136,5 +162,6 @@ async function silenceFile(o: RenderOptions, rate: number, channels: number, sec
   } finally {
     await rm(tmp, { force: true });
   }
+  knownSilence.add(path);
   return path;
 }

@@ -5,7 +5,7 @@ import type { AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import type { Logger } from 'pino';
-import { loadInventory, type Inventory } from './assets.ts';
+import { audioKey, loadInventory, videoKey, type Inventory, type Slot } from './assets.ts';
 import { DeliveryError, type DeliveryProvider } from './delivery/types.ts';
 import type { Tools } from './ffmpeg.ts';
 import { createPrimitiveCache } from './primitives.ts';
@@ -38,7 +38,7 @@ export interface ComposeResult {
 const HEARTBEAT_MS = 10_000;
 
 export function createComposer(d: ComposerDeps) {
-  const primitives = createPrimitiveCache(d.store, join(d.cacheDir, 'primitives'), d.tools);
+  const primitives = createPrimitiveCache(d.store, join(d.cacheDir, 'primitives'), d.tools, { verifyTtlMs: d.inventoryTtlSeconds * 1000 });
   const inventories = new Map<string, { at: number; inv: Promise<Inventory> }>();
   const inflight = new Map<string, Promise<ComposeResult>>();
   const background = new Set<Promise<unknown>>();
@@ -56,6 +56,31 @@ export function createComposer(d: ComposerDeps) {
     inv.catch(() => inventories.delete(key));
     if (inventories.size > 1000) inventories.delete(inventories.keys().next().value!);
     return inv;
+  }
+
+  const warmed = new Set<string>();
+  /**
+   * After the first render of an exercise version, its other primitives are fetched and probed in
+   * the background, one at a time, so that later renders (other seeds pick other variants) find
+   * every file local and never wait for a copy or an ffprobe.
+   */
+  function warm(ex: q.ExerciseRow, inv: Inventory): void {
+    const id = `${ex.slug}@${ex.asset_version}`;
+    if (warmed.has(id)) return;
+    warmed.add(id);
+    if (warmed.size > 1000) warmed.delete(warmed.values().next().value!);
+    const keys = [
+      ...Object.entries(inv.video).flatMap(([slot, ns]) => ns.map((n) => videoKey(ex.slug, slot as Slot, n))),
+      ...Object.entries(inv.audio).flatMap(([lang, pool]) => Object.entries(pool).flatMap(([slot, ns]) => ns.map((n) => audioKey(ex.slug, lang, slot as Slot, n)))),
+    ];
+    track((async () => {
+      let failed = 0;
+      for (const key of keys) {
+        if (closed) return;
+        await primitives.get(key, ex.asset_version).catch(() => failed++);
+      }
+      if (failed) d.logger.warn({ exercise: ex.slug, asset_version: ex.asset_version, failed }, 'some primitives could not be prepared; they are fetched when a render needs them');
+    })());
   }
 
   function track<T>(p: Promise<T>): void {
@@ -91,9 +116,13 @@ export function createComposer(d: ComposerDeps) {
       });
       const rendered = Date.now();
       const video = await d.delivery.upload(out.file, { name: label.replace(/\//g, '_') });
+      const uploaded = Date.now();
       const done = await q.asComposer(d.db, (tx) => q.completeRender(tx, row.id, token, video, out.durationSeconds));
       if (!done) throw new Error('the render claim was taken over by another instance');
-      d.logger.info({ render: label, duration_s: out.durationSeconds, copied: out.copied, render_ms: rendered - started, upload_ms: Date.now() - rendered, state: video.state }, 'render done');
+      d.logger.info({
+        render: label, duration_s: out.durationSeconds, copied: out.copied, render_ms: rendered - started, ...out.timings,
+        upload_ms: uploaded - rendered, complete_ms: Date.now() - uploaded, state: video.state,
+      }, 'render done');
       if (done.status === 'processing') followUp(done);
       return done;
     } catch (err) {
@@ -103,12 +132,14 @@ export function createComposer(d: ComposerDeps) {
       throw new AppError(500, 'render_failed', 'The video could not be rendered. It has been logged; retry later.');
     } finally {
       clearInterval(beat);
-      await rm(dir, { recursive: true, force: true });
+      // The output has been handed over (or the render failed): the folder holds only the concat
+      // lists, so it is removed after the answer; close() and idle() wait for it.
+      track(rm(dir, { recursive: true, force: true }));
     }
   }
 
   /** The cache lookup, the claim between instances, and the render when this call holds the claim. */
-  async function resolve(ex: q.ExerciseRow, language: string, recipe: ReturnType<typeof buildRecipe>, hash: string): Promise<ComposeResult> {
+  async function resolve(ex: q.ExerciseRow, inv: Inventory, language: string, recipe: ReturnType<typeof buildRecipe>, hash: string): Promise<ComposeResult> {
     const key = { exerciseId: ex.id, hash, language, assetVersion: ex.asset_version };
     const deadline = Date.now() + d.renderTimeoutSeconds * 1000 * 2;
     for (;;) {
@@ -118,7 +149,11 @@ export function createComposer(d: ComposerDeps) {
         if (existing && (existing.status === 'ready' || existing.status === 'processing')) return { row: existing, claimed: false };
         return q.claimRender(tx, { exercise: ex, hash, language, recipe, token, staleSeconds });
       });
-      if (claimed) return { row: await render(ex, row, token, recipe), exercise: ex.slug, created: true };
+      if (claimed) {
+        const rendered = await render(ex, row, token, recipe);
+        warm(ex, inv);
+        return { row: rendered, exercise: ex.slug, created: true };
+      }
       if (row.status === 'ready' || row.status === 'processing') return { row, exercise: ex.slug, created: false };
       // Another instance renders this key: wait for its row to move on, then look again.
       if (Date.now() > deadline) throw new AppError(503, 'render_busy', 'The same video is still being rendered; retry shortly.', { headers: { 'retry-after': '5' } });
@@ -133,13 +168,14 @@ export function createComposer(d: ComposerDeps) {
       const ex = await q.asComposer(d.db, (tx) => q.findExercise(tx, req.exercise));
       if (!ex) throw errors.validation({ exercise: `unknown exercise "${req.exercise}"` });
       if (ex.kind !== 'reps_based') throw errors.validation({ exercise: 'a duration-based exercise has no primitives: its video is imported' });
-      const recipe = buildRecipe(req, await inventory(ex.slug, ex.asset_version));
+      const inv = await inventory(ex.slug, ex.asset_version);
+      const recipe = buildRecipe(req, inv);
       const hash = recipeHash(recipe);
       // Identical requests in this process share one promise; across instances the row's claim decides.
       const key = `${ex.id}|${hash}|${req.language}|${ex.asset_version}`;
       const running = inflight.get(key);
       if (running) return { ...(await running), created: false };
-      const p = resolve(ex, req.language, recipe, hash).finally(() => inflight.delete(key));
+      const p = resolve(ex, inv, req.language, recipe, hash).finally(() => inflight.delete(key));
       inflight.set(key, p);
       return p;
     },
