@@ -215,12 +215,6 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
   if (production && values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS) {
     throw new ConfigError('PROVIDER_ALLOW_PRIVATE_ENDPOINTS=true lets provider endpoints reach internal addresses and is refused when NODE_ENV=production');
   }
-  if (production && !values.MASTER_KEYS) {
-    throw new ConfigError('MASTER_KEYS is required when NODE_ENV=production (generate one with: echo "k1:$(openssl rand -base64 32)")');
-  }
-  if (production && !values.TELEMETRY_SIGNING_KEY) {
-    throw new ConfigError('TELEMETRY_SIGNING_KEY (an Ed25519 private JWK) is required when NODE_ENV=production: every instance must sign exercise-session tokens with the same key');
-  }
   if (production && values.CONSENT_GATE === 'off') {
     throw new ConfigError('CONSENT_GATE=off is for benchmarks only and is refused when NODE_ENV=production');
   }
@@ -253,6 +247,13 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       profile,
     };
   }
+  // Keys every instance must share in production (a per-process default would break the others), all named
+  // at once so an operator fixes the environment in one go.
+  const missingKeys = [
+    !values.MASTER_KEYS && 'MASTER_KEYS (secrets at rest; generate one with: echo "k1:$(openssl rand -base64 32)")',
+    !values.TELEMETRY_SIGNING_KEY && 'TELEMETRY_SIGNING_KEY (an Ed25519 private JWK that signs exercise-session tokens)',
+  ].filter(Boolean);
+  if (production && missingKeys.length) throw new ConfigError(`required when NODE_ENV=production: ${missingKeys.join('; ')}`);
 
   return {
     env: values.NODE_ENV,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { freshDatabase, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { freshDatabase, startTestApp, TEMPLATE_GRANTS, uniqueEmail, type TestApp } from './helpers.ts';
 import type { TestDatabase } from '@clinic/db';
 
 /**
@@ -33,8 +33,8 @@ describe('request context cache never serves a stale context', () => {
     const org = await a.createOrg();
     const member = await a.addMember(org.id, uniqueEmail('staff'), 'specialist');
     // Warm both caches.
-    assert.deepEqual((await me(a, member.token, org.id)).current_permissions, ['organizations.view_directory']);
-    assert.deepEqual((await me(b, member.token, org.id)).current_permissions, ['organizations.view_directory']);
+    assert.deepEqual((await me(a, member.token, org.id)).current_permissions, TEMPLATE_GRANTS.specialist);
+    assert.deepEqual((await me(b, member.token, org.id)).current_permissions, TEMPLATE_GRANTS.specialist);
 
     // A role's permission set changes (the epoch moves).
     await database.db.query(

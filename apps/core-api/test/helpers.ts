@@ -38,10 +38,10 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     // Issue 6 (migrations 0020, 0024): custom fields, form templates, forms, patients, specialists.
     'custom_fields.manage',
     'data.view_deleted',
-    // Issue 7 (migration 0030): the CSV export of the audit log.
-    'export.csv',
     // Issue 8 (migration 0050): the organization's exercise library; reading patients' exercise sessions.
     'exercises.manage_org',
+    // Issue 7 (migration 0030): the CSV export of the audit log.
+    'export.csv',
     'form_templates.manage',
     'form_templates.view',
     'forms.create',

@@ -405,13 +405,23 @@ describe('production authentication against a remote JWKS', () => {
 });
 
 describe('configuration of authentication', () => {
+  // Production also needs its shared keys (config.ts); parseConfig checks only that they are given.
+  const KEYS = { MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`, TELEMETRY_SIGNING_KEY: '{"kty":"OKP","crv":"Ed25519"}' };
+
+  it('production names every missing shared key at once', () => {
+    const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER };
+    assert.throws(() => parseConfig(prod), (err: unknown) => err instanceof ConfigError && /MASTER_KEYS/.test(err.message) && /TELEMETRY_SIGNING_KEY/.test(err.message));
+    assert.throws(() => parseConfig({ ...prod, MASTER_KEYS: KEYS.MASTER_KEYS }), (err: unknown) => err instanceof ConfigError && !/MASTER_KEYS/.test(err.message));
+    assert.equal(parseConfig({ ...prod, ...KEYS }).masterKeys, KEYS.MASTER_KEYS);
+  });
+
   it('production without AUTH_JWKS_URL throws: the development issuer refuses production', () => {
     assert.throws(() => parseConfig({ NODE_ENV: 'production' }), (err: unknown) => err instanceof ConfigError && /AUTH_JWKS_URL/.test(err.message));
     assert.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_ISSUER: ISSUER }), ConfigError);
   });
 
   it('CONSENT_GATE=off, a benchmark switch, is refused in production and allowed elsewhere', () => {
-    const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER };
+    const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER, ...KEYS };
     assert.throws(() => parseConfig({ ...prod, CONSENT_GATE: 'off' }), (err: unknown) => err instanceof ConfigError && /CONSENT_GATE/.test(err.message));
     assert.equal(parseConfig(prod).consentGate, true);
     assert.equal(parseConfig({ NODE_ENV: 'test', CONSENT_GATE: 'off' }).consentGate, false);
@@ -423,7 +433,7 @@ describe('configuration of authentication', () => {
   });
 
   it('AUTH_JWKS_URL needs AUTH_ISSUER, and each profile source needs its settings', () => {
-    const base = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json' };
+    const base = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', ...KEYS };
     assert.throws(() => parseConfig(base), (err: unknown) => err instanceof ConfigError && /AUTH_ISSUER/.test(err.message));
     assert.throws(() => parseConfig({ ...base, AUTH_ISSUER: ISSUER, AUTH_PROFILE_SOURCE: 'oidc_userinfo' }), /AUTH_USERINFO_URL/);
     assert.throws(() => parseConfig({ ...base, AUTH_ISSUER: ISSUER, AUTH_PROFILE_SOURCE: 'clerk' }), /AUTH_CLERK_SECRET_KEY/);

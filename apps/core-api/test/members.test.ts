@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { listMembers, removeMember } from '../src/modules/members/service.ts';
-import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError, TEMPLATE_GRANTS } from './helpers.ts';
 
 // GET, POST /v1/organizations/{id}/members and DELETE /v1/organizations/{id}/members/{userId}
 // (spec 2.4, 2.7, 4.1, 4.2, 7, 8), the last-admin rule and the audit trail of member changes.
@@ -206,7 +206,7 @@ describe('members', () => {
       assert.deepEqual(d.memberships, [{ organization_id: org.id, role_id: m.role_id, role_code: 'specialist' }]);
       assert.equal(d.current_organization_id, org.id);
       assert.equal(d.current_role_code, 'specialist');
-      assert.deepEqual(d.current_permissions, ['organizations.view_directory']);
+      assert.deepEqual(d.current_permissions, TEMPLATE_GRANTS.specialist);
       assert.equal((await userByEmail(email)).length, 1);
       const linked = (await list(admin.token, org.id, `?q=${encodeURIComponent(email)}`)).json().data[0];
       assert.equal(linked.confirmed, true);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { listRoles } from '../src/modules/roles/service.ts';
-import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
+import { startTestApp, uniqueEmail, type TestApp, assertError, TEMPLATE_GRANTS } from './helpers.ts';
 
 // GET, POST /v1/organizations/{id}/roles, PATCH and DELETE /v1/organizations/{id}/roles/{roleId}
 // (spec 2.7, 4.1, 4.2, 7): system clones and custom roles, permission editing, the last-admin rule.
@@ -63,7 +63,7 @@ describe('roles', () => {
       const adminRole = body.data[0];
       assert.equal(adminRole.name, 'Administrator');
       assert.ok(adminRole.permissions.includes('organizations.manage_members'));
-      assert.deepEqual(body.data[2].permissions, ['organizations.view_directory']);
+      assert.deepEqual(body.data[2].permissions, TEMPLATE_GRANTS.specialist);
       // The same as the database holds for this organization's clones, and no template.
       const { rows } = await t.db.query<{ id: string }>('select id from roles where organization_id = $1 order by code', [org.id]);
       assert.deepEqual(body.data.map((r: any) => r.id), rows.map((r) => r.id));
