@@ -2,6 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import type { FastifyRequest } from 'fastify';
 import { insertAudit } from '../audit/queries.ts';
+import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../identity/context.ts';
 import type { Actor } from '../organizations/service.ts';
 
@@ -30,7 +31,7 @@ export function audit(tx: Queryable, actor: Actor & { orgId: string }, action: s
   return insertAudit(tx, { organizationId: actor.orgId, actorUserId: actor.ctx.principalId, action, entityType, entityId: id, data, ip: actor.ip });
 }
 
-/** A domain event in the transaction of the change (migration 0012). */
-export async function emit(tx: Queryable, orgId: string, type: string, data: Record<string, unknown>): Promise<void> {
-  await tx.query('select app.emit_event($1, $2, $3::jsonb)', [orgId, type, JSON.stringify(data)]);
+/** A domain event of the organization in scope, in the transaction of the change (events/emit.ts). */
+export function emit(tx: Queryable, orgId: string, type: string, data: Record<string, unknown>): Promise<void> {
+  return emitEvent(tx, { organizationId: orgId, type, data });
 }
