@@ -79,7 +79,7 @@ await testDb.db.transaction(async (tx) => {
 const patientToken = await issuer.sign('patient-1@example.test');
 await inject('GET', '/v1/me', patientToken, org.id);
 const patientId = (await testDb.db.query<{ id: string }>(`select p.id from patients p join users u on u.id = p.user_id where u.email = 'patient-1@example.test'`)).rows[0]!.id;
-const formFields = [];
+const formFields: { custom_field_id: string }[] = [];
 for (let i = 0; i < 20; i++) formFields.push({ custom_field_id: (await inject('POST', '/v1/custom-fields', su, org.id, { entity_type: 'form', key: `q${i}`, label: `Question ${i}`, field_type: 'text' })).id });
 const template = await inject('POST', '/v1/form-templates', su, org.id, { name: 'Intake', fields: formFields });
 const form = await inject('POST', '/v1/forms', su, org.id, { form_template_id: template.id, patient_id: patientId, values: Object.fromEntries(formFields.map((_, i) => [`q${i}`, `answer ${i}`])) });
