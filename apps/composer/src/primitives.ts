@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AssetStore } from '@clinic/assets';
-import { probe, type Probe, type Tools } from './ffmpeg.ts';
+import { probe, run, type Probe, type Tools } from './ffmpeg.ts';
 
 export interface LocalPrimitive {
   path: string;
@@ -33,6 +33,7 @@ const MAX_KNOWN = 20_000;
 export function createPrimitiveCache(store: AssetStore, root: string, tools: Tools, opts: { verifyTtlMs: number }) {
   const inflight = new Map<string, Promise<LocalPrimitive>>();
   const known = new Map<string, Known>();
+  const conformed = new Map<string, Promise<string>>();
 
   async function fetchOne(id: string, key: string, assetVersion: number): Promise<LocalPrimitive> {
     const path = join(root, `v${assetVersion}`, ...key.split('/'));
@@ -81,9 +82,37 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
       }
       return p;
     },
+    /**
+     * An mp3 of a voice-over at the given sample rate and channel count, made once per asset version
+     * beside its local copy. A voice-over prepared unlike the others is re-encoded alone, so the
+     * render still joins every voice-over by stream copy (mp3 frames carry their own headers, so
+     * files from different encoders join cleanly once rate and channels agree).
+     */
+    conformAudio(local: LocalPrimitive, rate: number, channels: number): Promise<string> {
+      const path = `${local.path}.as-${rate}-${channels}.mp3`;
+      let p = conformed.get(path);
+      if (!p) {
+        p = (async () => {
+          if (await stat(path).then(() => true, () => false)) return path;
+          const tmp = `${path}.${randomUUID()}.tmp.mp3`;
+          try {
+            await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', local.path, '-map', '0:a:0', '-ar', String(rate), '-ac', String(channels),
+              '-c:a', 'libmp3lame', '-b:a', channels > 1 ? '128k' : '96k', tmp], { timeoutMs: 60_000 });
+            await rename(tmp, path);
+          } finally {
+            await rm(tmp, { force: true });
+          }
+          return path;
+        })();
+        conformed.set(path, p);
+        p.catch(() => conformed.delete(path));
+      }
+      return p;
+    },
     /** Makes the next use of every primitive check the store and the disk again. */
     forget(): void {
       for (const k of known.values()) k.checkedAt = 0;
+      conformed.clear();
     },
   };
 }

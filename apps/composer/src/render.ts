@@ -23,7 +23,7 @@ export interface RenderOptions {
 export interface RenderResult {
   file: string;
   durationSeconds: number;
-  /** Whether each track was stream-copied (true) or had to be re-encoded. */
+  /** Whether the video track was stream-copied, and whether every voice-over was used as stored (not converted). */
   copied: { video: boolean; audio: boolean };
   /** Milliseconds per phase: local primitives and concat lists, the ffmpeg run, the ffprobe check. */
   timings: { prepare_ms: number; ffmpeg_ms: number; check_ms: number };
@@ -40,12 +40,34 @@ interface AudioEntry {
 const q = (p: string) => `'${p.replace(/'/g, `'\\''`)}'`;
 const sec = (n: number) => n.toFixed(6);
 
+/** Sample rates an mp3 can have. */
+const MP3_RATES = new Set([8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]);
+
+/**
+ * The voice-over format of a render: the sample rate and channels most of its mp3 voice-overs
+ * share (the first one's on a tie), so that the fewest have to be converted.
+ */
+function audioTarget(vo: LocalPrimitive[]): { rate: number; channels: number } {
+  const counts = new Map<string, { rate: number; channels: number; n: number }>();
+  for (const a of vo) {
+    const p = a.probe.audio;
+    if (p?.codec !== 'mp3' || !MP3_RATES.has(p.sample_rate) || p.channels < 1 || p.channels > 2) continue;
+    const k = `${p.sample_rate}/${p.channels}`;
+    const c = counts.get(k) ?? counts.set(k, { rate: p.sample_rate, channels: p.channels, n: 0 }).get(k)!;
+    c.n++;
+  }
+  let best: { rate: number; channels: number; n: number } | null = null;
+  for (const c of counts.values()) if (!best || c.n > best.n) best = c;
+  return best ?? { rate: 44100, channels: 1 };
+}
+
 /**
  * Bakes a recipe into one MP4 (docs/composer.md). Video: the primitives joined with the concat
  * demuxer and stream copy. Voice-over: each segment's mp3 laid from the segment's start, cut at its
- * end or padded with silence to it, also stream-copied, so the audio boundaries are the video's. Only
- * when primitives disagree on codec parameters is a track re-encoded. The result is checked with
- * ffprobe before anyone sees it.
+ * end or padded with silence to it, also stream-copied, so the audio boundaries are the video's. When
+ * video primitives disagree on codec parameters the video track is re-encoded; a voice-over unlike
+ * the others is converted alone (once, cached), so the audio track is always a copy. The result is
+ * checked with ffprobe before anyone sees it.
  */
 export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<RenderResult> {
   const t0 = performance.now();
@@ -86,12 +108,15 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
 
   const vo = [...names].filter((n) => n.endsWith('.mp3')).map(prim);
   const copyVideo = new Set(videos.map((v) => videoSignature(v.probe))).size === 1 && videos[0]!.probe.video !== null;
-  const copyAudio = new Set(vo.map((a) => audioSignature(a.probe))).size === 1 && vo[0]!.probe.audio?.codec === 'mp3';
-  const ref = vo[0]!.probe.audio!;
+  const target = audioTarget(vo);
+  const targetSignature = `mp3/${target.rate}/${target.channels}`;
+  const odd = vo.filter((a) => audioSignature(a.probe) !== targetSignature);
+  const conformed = new Map(await Promise.all(odd.map(async (a) => [a, await o.primitives.conformAudio(a, target.rate, target.channels)] as const)));
+  const copyAudio = odd.length === 0;
   const longestGap = Math.max(0, ...audio.map((e) => ('silence' in e ? e.silence : 0)));
-  const silence = longestGap > 0 ? await silenceFile(o, ref.sample_rate || 44100, ref.channels || 1, longestGap) : null;
+  const silence = longestGap > 0 ? await silenceFile(o, target.rate, target.channels, longestGap) : null;
 
-  const entries: AudioEntry[] = audio.map((e) => ('silence' in e ? { path: silence!, length: e.silence } : { path: prim(e.name).path, length: e.length }));
+  const entries: AudioEntry[] = audio.map((e) => ('silence' in e ? { path: silence!, length: e.silence } : { path: conformed.get(prim(e.name)) ?? prim(e.name).path, length: e.length }));
   const videoList = ['ffconcat version 1.0', ...videos.flatMap((v) => [`file ${q(v.path)}`, `duration ${sec(v.probe.duration)}`])].join('\n');
   const audioList = ['ffconcat version 1.0', ...entries.flatMap((e) => [`file ${q(e.path)}`, `duration ${sec(e.length)}`, `outpoint ${sec(e.length)}`])].join('\n');
   await Promise.all([writeFile(join(o.dir, 'video.txt'), videoList + '\n'), writeFile(join(o.dir, 'audio.txt'), audioList + '\n')]);
@@ -101,15 +126,15 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
   const videoCodec = copyVideo
     ? ['-c:v', 'copy']
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', ...(v0 ? ['-vf', `scale=${v0.width}:${v0.height},fps=${v0.frame_rate}`] : [])];
-  const audioCodec = copyAudio ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k', '-af', 'aresample=async=1'];
   const t1 = performance.now();
-  if (!copyVideo || !copyAudio) o.logger.warn({ render: o.label, copy_video: copyVideo, copy_audio: copyAudio }, 'primitives differ in codec parameters; re-encoding');
+  if (!copyVideo) o.logger.warn({ render: o.label }, 'video primitives differ in codec parameters; re-encoding the video track');
+  if (!copyAudio) o.logger.warn({ render: o.label, converted: odd.length, target: targetSignature }, 'voice-overs differ in codec parameters; the odd ones were converted (kept for later renders)');
   try {
     await run(o.tools.ffmpeg, [
       '-hide_banner', '-loglevel', 'error', '-y',
       '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'video.txt'),
       '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'audio.txt'),
-      '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, ...audioCodec, '-f', 'mp4', out,
+      '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, '-c:a', 'copy', '-f', 'mp4', out,
     ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
   } catch (err) {
     // A local copy or a silence file may have been removed under the memory of them: check again next time.

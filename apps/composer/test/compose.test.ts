@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -11,7 +11,7 @@ import type { DeliveryProvider } from '../src/delivery/types.ts';
 import { probe } from '../src/ffmpeg.ts';
 import { buildRecipe, recipeHash, type Recipe } from '../src/recipe.ts';
 import { startComposerTest, type ComposerTest } from './helpers.ts';
-import { colorAt, FIXTURE, toneAt, writeFixtureExercise } from './media.ts';
+import { colorAt, FIXTURE, makeTone, makeVideo, toneAt, writeFixtureExercise } from './media.ts';
 
 const tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
 const near = (a: number[], b: number[], tol = 40) => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
@@ -164,6 +164,41 @@ describe('composer: rendering, cache and delivery on real media', () => {
     assert.equal(hit.json().data.id, miss.json().data.id);
     await t.db.query('update exercises set asset_version = 1 where slug = $1', [slug]);
     assert.equal((await t.compose(body(7))).json().data.id, first.id);
+  });
+
+  it('primitives that differ in codec parameters: the video is re-encoded at the first video\'s size, the odd voice-over converted alone', async () => {
+    // The rep block is twice the size of the others; the intro voice-over has half the sample rate.
+    const mixed = 'cmp-mixed';
+    const dir = join(t.assetsDir, mixed);
+    await makeVideo(dir, { file: 'intro-video-1.mp4', color: [255, 0, 0], seconds: 2 });
+    await makeVideo(dir, { file: 'rep-left-video-1.mp4', color: [0, 0, 255], seconds: 2 }, '320x240');
+    await makeVideo(dir, { file: 'outro-video-1.mp4', color: [0, 255, 0], seconds: 1 });
+    await makeTone(dir, { file: 'audio/en/intro-vo-1.mp3', hz: 400, seconds: 1.5 }, 22050);
+    await makeTone(dir, { file: 'audio/en/rep-left-vo-1.mp3', hz: 1000, seconds: 8 });
+    await makeTone(dir, { file: 'audio/en/outro-vo-1.mp3', hz: 1600, seconds: 0.5 });
+    await writeFile(join(dir, 'manifest.json'), JSON.stringify({ ...FIXTURE.manifest(mixed), languages: ['en'] }));
+    await t.addExercise(mixed);
+
+    const res = await t.compose({ exercise: mixed, language: 'en', sets: [{ side: 'left', reps: 5 }], seed: 1 });
+    assert.equal(res.statusCode, 201, res.body);
+    const file = sourceOf(res.json().data.stream_video_id);
+    const p = await probe(tools, file);
+    assert.ok(Math.abs(p.duration - 5) < 0.15, `duration ${p.duration}`);
+    assert.equal(p.video?.codec, 'h264');
+    assert.deepEqual([p.video?.width, p.video?.height], [160, 120]);
+    // The audio track stays a stream copy of mp3 at the voice-overs' common rate.
+    assert.equal(p.audio?.codec, 'mp3');
+    assert.equal(p.audio?.sample_rate, 44100);
+    for (const [at, rgb, hz] of [[1, [255, 0, 0], 400], [3, [0, 0, 255], 1000], [4.5, [0, 255, 0], 1600]] as const) {
+      const got = await colorAt(file, at);
+      assert.ok(near(got, [...rgb]), `colour at ${at}s: got ${got}, want ${rgb}`);
+      const tone = await toneAt(file, at - 0.4);
+      assert.ok(Math.abs(tone - hz) <= 25, `tone at ${at - 0.4}s: got ${tone} Hz, want ${hz}`);
+    }
+    // The intro voice-over (1.5 s of 2 s) is still followed by silence.
+    assert.equal(await toneAt(file, 1.65), 0);
+    // The conversion is kept beside the local copy for the next render of this asset version.
+    assert.ok((await readdir(join(t.config.cacheDir, 'primitives', 'v1', mixed, 'audio', 'en'))).includes('intro-vo-1.mp3.as-44100-1.mp3'));
   });
 
   it('temporary files are removed after renders, failed ones included', async () => {

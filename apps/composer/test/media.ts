@@ -30,10 +30,10 @@ export async function makeVideo(root: string, v: VideoSpec, size = '160x120', ra
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '250', '-bf', '0', '-video_track_timescale', '12800', '-an', out], { timeoutMs: 60_000 });
 }
 
-export async function makeTone(root: string, t: ToneSpec): Promise<void> {
+export async function makeTone(root: string, t: ToneSpec, sampleRate = 44100): Promise<void> {
   const out = join(root, t.file);
   await mkdir(dirname(out), { recursive: true });
-  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=${t.hz}:sample_rate=44100:duration=${t.seconds}`,
+  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=${t.hz}:sample_rate=${sampleRate}:duration=${t.seconds}`,
     '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '64k', out], { timeoutMs: 60_000 });
 }
 
