@@ -3,9 +3,11 @@ import { frameworkErrors, installErrorHandling, installValidators } from '@clini
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ingestRoutes, type IngestDeps } from './routes/ingest.ts';
 
-export type TelemetryDeps = Omit<IngestDeps, 'poseBodyLimit'> & {
+export type TelemetryDeps = Omit<IngestDeps, 'poseBodyLimit' | 'poseRateLimit'> & {
   /** Compressed pose batch limit; a second of 30 fps frames is about 12 KiB gzipped. */
   poseBodyLimit?: number;
+  /** Pose batches per session per window; default 300 a minute (five times the nominal one a second). */
+  poseRateLimit?: IngestDeps['poseRateLimit'];
   /** JSON body limit (media event batches). */
   bodyLimit?: number;
 };
@@ -23,6 +25,6 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
   installErrorHandling(app);
   app.removeContentTypeParser('text/plain');
   app.get('/health', async () => ({ status: 'ok', service: 'telemetry' }));
-  ingestRoutes(app, { ...deps, poseBodyLimit: deps.poseBodyLimit ?? 262_144 });
+  ingestRoutes(app, { ...deps, poseBodyLimit: deps.poseBodyLimit ?? 262_144, poseRateLimit: deps.poseRateLimit ?? { limit: 300, windowSeconds: 60 } });
   return app;
 }

@@ -15,12 +15,21 @@ export interface TelemetryConfig {
   authJwksUrl: string;
   authIssuer: string;
   authAudience: string | null;
+  /** Shared rate-limit counters across instances; in-process per instance without it. */
+  redisUrl: string | null;
+  /** Pose batches per session per window (TELEMETRY_POSE_RATE_LIMIT per TELEMETRY_POSE_RATE_WINDOW_SECONDS). */
+  poseRateLimit: { limit: number; windowSeconds: number };
 }
 
 export function parseTelemetryConfig(env: Record<string, string | undefined>): TelemetryConfig {
   const need = (k: string) => {
     const v = env[k];
     if (!v) throw new Error(`${k} is required for the telemetry service`);
+    return v;
+  };
+  const positive = (k: string, fallback: number) => {
+    const v = env[k] === undefined ? fallback : Number(env[k]);
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${k} must be a positive integer`);
     return v;
   };
   const core = env.CORE_API_URL ?? 'http://127.0.0.1:3000';
@@ -36,5 +45,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
     authJwksUrl: need('AUTH_JWKS_URL'),
     authIssuer: need('AUTH_ISSUER'),
     authAudience: env.AUTH_AUDIENCE ?? null,
+    redisUrl: env.REDIS_URL ?? null,
+    poseRateLimit: { limit: positive('TELEMETRY_POSE_RATE_LIMIT', 300), windowSeconds: positive('TELEMETRY_POSE_RATE_WINDOW_SECONDS', 60) },
   };
 }

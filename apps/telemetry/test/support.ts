@@ -7,7 +7,7 @@ import { createRemoteJWKSet } from 'jose';
 import { startTestApp, uniqueEmail, type TestApp } from '../../core-api/test/helpers.ts';
 import { assetsOf, useAssets } from '../../core-api/src/modules/exercise-sessions/assets.ts';
 import { sessionSigner } from '../../core-api/src/modules/exercise-sessions/token.ts';
-import { buildTelemetryApp } from '../src/app.ts';
+import { buildTelemetryApp, type TelemetryDeps } from '../src/app.ts';
 import { encodeBatchGzip } from '../src/pose/format.ts';
 import { createSessionTokenVerifier } from '../src/tokens.ts';
 
@@ -33,7 +33,8 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(): Promise<World> {
+/** `telemetry`: settings of both instances (the benchmark lifts the per-session rate limit). */
+export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps, 'poseRateLimit'>> } = {}): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), 'telemetry-test-'));
   const t = await startTestApp({ env: { RATELIMIT_API_LIMIT: '100000' } });
   // The runtime's store when it has one; a temporary folder otherwise.
@@ -41,7 +42,7 @@ export async function startWorld(): Promise<World> {
   const assets = assetsOf(t.rt);
   const coreUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const signer = await sessionSigner(t.rt.config);
-  const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier };
+  const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...opts.telemetry };
   const a = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys) });
   const b = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(`${coreUrl}/v1/public/telemetry/jwks.json`))) });
   const su = await t.superadmin();

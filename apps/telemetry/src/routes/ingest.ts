@@ -1,9 +1,10 @@
-import { AppError, bearerToken, DataOf, ErrorResponse, errors, Uuid, type TokenVerifier } from '@clinic/http-kit';
+import { AppError, bearerToken, createRateLimiter, DataOf, ErrorResponse, errors, rateLimitHeaders, Uuid, type TokenVerifier } from '@clinic/http-kit';
+import type { Redis } from 'ioredis';
 import type { Database } from '@clinic/db';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { asTelemetry } from '../db.ts';
+import { asTelemetry, ingestPose } from '../db.ts';
 import { finalizeSession, type FinalizeDeps } from '../finalize.ts';
 import { gateError } from '../gate.ts';
 import { decodeBatch, gunzipBatch, PoseFormatError } from '../pose/format.ts';
@@ -16,9 +17,13 @@ export interface IngestDeps extends FinalizeDeps {
   /** The identity provider's verifier (the patient portal's own bearer token, for media events). */
   userTokens: TokenVerifier;
   poseBodyLimit: number;
+  /** Pose batches per session per window (one a second is normal; the margin covers a client catching up). */
+  poseRateLimit: { limit: number; windowSeconds: number };
+  /** Shared counters across instances when present; in-process otherwise. */
+  redis?: Redis | null;
 }
 
-const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse };
+const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function sessionCaller(deps: IngestDeps, request: FastifyRequest): Promise<SessionClaims> {
@@ -41,6 +46,14 @@ const EndedSchema = Type.Object({
 
 export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  // Per session, so one runaway or hostile device cannot flood the table; counted before decoding, so
+  // garbage counts too.
+  const poseLimiter = createRateLimiter({
+    redis: deps.redis ?? null,
+    keyPrefix: 'telemetry:pose:',
+    points: deps.poseRateLimit.limit,
+    durationSeconds: deps.poseRateLimit.windowSeconds,
+  });
   // Pose batches are binary (docs/telemetry.md); only this route takes them, with its own size limit.
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) => done(null, body));
 
@@ -57,6 +70,9 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
     async (request, reply) => {
       const claims = await sessionCaller(deps, request);
       if (!Buffer.isBuffer(request.body)) throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
+      const limit = await poseLimiter.consume(claims.sessionId);
+      reply.headers(rateLimitHeaders(limit));
+      if (!limit.allowed) throw errors.rateLimited(limit.resetSeconds);
       let batch;
       try {
         batch = decodeBatch(gunzipBatch(request.body));
@@ -65,12 +81,10 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
         throw err;
       }
       const n = batch.timestamps.length;
-      const { rows } = await asTelemetry(deps.db, (tx) =>
-        tx.query<{ s: string }>('select app.telemetry_ingest_pose($1, $2, $3, $4, $5, $6, $7, $8) as s', [
-          claims.sessionId, claims.userId, claims.orgId, batch.seq, n, batch.timestamps[0], batch.timestamps[n - 1], request.body,
-        ]),
-      );
-      const s = rows[0]!.s;
+      const s = await ingestPose(deps.db, {
+        sessionId: claims.sessionId, userId: claims.userId, orgId: claims.orgId, seq: batch.seq, frames: n,
+        tFirst: batch.timestamps[0]!, tLast: batch.timestamps[n - 1]!, payload: request.body,
+      });
       if (s !== 'stored' && s !== 'duplicate') refuse(s, 'biometric');
       return reply.status(s === 'stored' ? 201 : 200).send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
     },
