@@ -23,12 +23,64 @@ const SECTIONS: { name: string; sql: (org: boolean) => string }[] = [
        from memberships m join organizations o on o.id = m.organization_id join roles r on r.id = m.role_id
        where m.user_id = $1 ${org ? 'and m.organization_id = $2' : ''} order by m.created_at`,
   },
+  // Records and forms (issue 6). A clinic's export (org) is handed to its controller, which answers
+  // the request and applies any exemption itself: it holds everything, staff notes and private fields
+  // included. The person's own export follows spec 5.8 as the API does: staff notes, private fields
+  // and the principals who created or signed forms are left out (docs/decisions.md).
   {
     name: 'patient_records',
     sql: (org) =>
-      `select p.id, p.organization_id, o.name as organization_name, p.profile_shared, p.deleted_at, p.created_at
+      `select p.id, p.organization_id, o.name as organization_name, p.first_name, p.last_name,
+              to_char(p.date_of_birth, 'YYYY-MM-DD') as date_of_birth, p.phone, ${org ? 'p.notes,' : ''}
+              p.profile_shared, p.deleted_at, p.created_at, p.updated_at
        from patients p join organizations o on o.id = p.organization_id
        where p.user_id = $1 ${org ? 'and p.organization_id = $2' : ''} order by p.created_at`,
+  },
+  {
+    name: 'specialist_profiles',
+    sql: (org) =>
+      `select s.id, s.organization_id, o.name as organization_name, s.display_name, s.title, s.bio, s.contact_email, s.contact_phone,
+              s.deleted_at, s.created_at, s.updated_at
+       from specialists s join organizations o on o.id = s.organization_id
+       where s.user_id = $1 ${org ? 'and s.organization_id = $2' : ''} order by s.created_at`,
+  },
+  {
+    // Values are stored by custom field id; each is named by the key and label of the field's latest
+    // published version (what the API shows).
+    name: 'custom_field_values',
+    sql: (org) =>
+      `select r.record_type, r.record_id, r.organization_id, e.key as custom_field_id, v.fields_snapshot->>'key' as key,
+              v.fields_snapshot->>'label' as label, coalesce((v.fields_snapshot->>'private')::boolean, false) as private, e.value
+       from (select 'patient' as record_type, id as record_id, organization_id, custom_field_values as cfv, created_at from patients where user_id = $1
+             union all
+             select 'specialist', id, organization_id, custom_field_values, created_at from specialists where user_id = $1) r
+       cross join lateral jsonb_each(r.cfv) e
+       left join lateral (select cv.fields_snapshot from custom_field_versions cv
+                          where cv.custom_field_id = case when e.key ~ '^[0-9a-f-]{36}$' then e.key::uuid end
+                          order by cv.version desc limit 1) v on true
+       where true ${org ? 'and r.organization_id = $2' : "and not coalesce((v.fields_snapshot->>'private')::boolean, false)"}
+       order by r.created_at, r.record_id, key`,
+  },
+  {
+    name: 'forms',
+    sql: (org) =>
+      `select f.id, f.organization_id, f.patient_id, f.form_template_id, f.template_version, f.title, f.status,
+              ${org ? 'f."values"' : `f."values" - coalesce((select array_agg(x.key) from form_field_snapshots x where x.form_id = f.id and x.private), '{}'::text[])`} as "values",
+              (select coalesce(jsonb_agg(jsonb_build_object('key', x.key, 'label', x.label, 'field_type', x.field_type, 'options', x.options,
+                                                            'required', x.required, 'private', x.private, 'custom_field_id', x.custom_field_id,
+                                                            'version', x.version) order by x.position), '[]'::jsonb)
+               from form_field_snapshots x where x.form_id = f.id ${org ? '' : 'and not x.private'}) as fields,
+              ${org ? 'f.created_by_principal_id, f.signed_by_principal_id,' : ''} f.signed_at, f.deleted_at, f.created_at, f.updated_at
+       from forms f join patients p on p.id = f.patient_id
+       where p.user_id = $1 ${org ? 'and f.organization_id = $2' : ''} order by f.created_at, f.id`,
+  },
+  {
+    // Metadata only: the bytes stay in the asset store (GET /v1/forms/{id}/files/{fileId}).
+    name: 'form_files',
+    sql: (org) =>
+      `select ff.id, ff.form_id, ff.organization_id, ff.filename, ff.content_type, ff.size_bytes, ff.sha256, ff.created_at
+       from form_files ff join forms f on f.id = ff.form_id join patients p on p.id = f.patient_id
+       where p.user_id = $1 ${org ? 'and ff.organization_id = $2' : ''} order by ff.created_at, ff.id`,
   },
   {
     name: 'consent_ledger',

@@ -122,7 +122,13 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
     },
     async (request) => {
       const actor = actorOf(request);
-      return { data: await request.inTx((tx) => eraseData(tx, actor, request.body)) };
+      const { outcome, assetKeys } = await request.inTx((tx) => eraseData(tx, actor, request.body));
+      // Objects go after commit, never inside the transaction; one that fails here is an orphan the
+      // hourly forms.orphan_files sweep removes.
+      for (const key of assetKeys) {
+        await rt.assets.delete(key).catch((err: unknown) => request.log.warn({ err }, 'erased form file left for the orphan sweep'));
+      }
+      return { data: outcome };
     },
   );
 

@@ -111,12 +111,24 @@ export interface EraseOutcome {
   memberships_removed: number;
 }
 
+/** What migration 0027 adds to app.erase_user's result: the records and forms of issue 6. */
+interface RecordErasure {
+  form_files_removed?: { id: string; organization_id: string; form_id: string; asset_key: string }[];
+  forms_erased?: { id: string; organization_id: string }[];
+  signed_forms_retained?: { id: string; organization_id: string }[];
+  patient_records_cleared?: { id: string; organization_id: string; identity_retained: boolean }[];
+  specialists_removed?: { id: string; organization_id: string }[];
+}
+
 /**
  * POST /v1/gdpr/erase: the subject itself or a superadmin erase the whole account (as DELETE
  * /v1/me); a clinic (gdpr.erase_data) erases its part, and the account only when nothing else links
- * the person to the platform. Ledger and audit trail are kept (ids, never emails).
+ * the person to the platform. Ledger and audit trail are kept (ids, never emails). Records and
+ * unsigned forms are emptied; signed forms are retained (docs/decisions.md, GDPR erasure of records
+ * and forms), counted in the gdpr.erased entry. `assetKeys` names the objects of the removed file
+ * rows: the caller deletes them after commit (the orphan sweep catches any it misses).
  */
-export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput): Promise<EraseOutcome> {
+export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput): Promise<{ outcome: EraseOutcome; assetKeys: string[] }> {
   const s = await subjectOf(tx, actor, input, 'gdpr.erase_data');
   const r = await eraseUserRows(tx, s.userId, s.orgId, 'gdpr_erasure');
   await auditErasure(tx, actor, s.userId, r, 'user.erased', 'gdpr_erasure');
@@ -128,16 +140,26 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
     patient_records_deleted: r.patients_deleted.length,
     memberships_removed: r.memberships_removed.length,
   };
+  const x = r as typeof r & RecordErasure;
   await insertAudit(tx, {
     organizationId: s.orgId,
     actorUserId: actor.ctx.principalId,
     action: 'gdpr.erased',
     entityType: 'user',
     entityId: s.userId,
-    data: { on_behalf: s.onBehalf, ...outcome },
+    data: {
+      on_behalf: s.onBehalf,
+      ...outcome,
+      patient_records_cleared: x.patient_records_cleared?.length ?? 0,
+      forms_erased: x.forms_erased?.length ?? 0,
+      form_files_removed: x.form_files_removed?.length ?? 0,
+      specialist_profiles_removed: x.specialists_removed?.length ?? 0,
+      // Ids, so that the clinic can tell the person which records it keeps and why (art. 12(4)).
+      signed_forms_retained: (x.signed_forms_retained ?? []).map((f) => f.id),
+    },
     ip: actor.ip,
   });
-  return outcome;
+  return { outcome, assetKeys: (x.form_files_removed ?? []).map((f) => f.asset_key) };
 }
 
 // ---------------------------------------------------------------------------------------------
