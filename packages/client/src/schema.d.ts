@@ -788,7 +788,7 @@ export interface paths {
         put?: never;
         /**
          * Erase (anonymise) a data subject, keeping the consent ledger and audit trail
-         * @description Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the organization in scope (X-Organization-ID), for holders of the permission there, the clinic's part only; user_id of someone else is for superadmins only. patient_id needs gdpr.erase_data: the clinic's consents are withdrawn and its patient record soft-deleted; the account itself is anonymised only when nothing else links the person to the platform. The caller itself or a superadmin erase the whole account, as DELETE /v1/me (409 last_admin for the last administrator of an organization).
+         * @description Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the organization in scope (X-Organization-ID), for holders of the permission there, the clinic's part only; user_id of someone else is for superadmins only. patient_id needs gdpr.erase_data: the clinic's consents are withdrawn, its patient record soft-deleted and emptied (contact details, notes, custom fields), unsigned forms emptied and their files removed; signed forms are clinical records the clinic retains, with the name and date of birth that identify them (listed in the gdpr.erased audit entry). The account itself is anonymised only when nothing else links the person to the platform. The caller itself or a superadmin erase the whole account, as DELETE /v1/me (409 last_admin for the last administrator of an organization).
          */
         post: operations["eraseData"];
         delete?: never;

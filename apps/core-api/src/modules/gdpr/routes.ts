@@ -112,7 +112,9 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
         summary: 'Erase (anonymise) a data subject, keeping the consent ledger and audit trail',
         description:
           SUBJECT_DOC +
-          'patient_id needs gdpr.erase_data: the clinic\'s consents are withdrawn and its patient record soft-deleted; the account ' +
+          'patient_id needs gdpr.erase_data: the clinic\'s consents are withdrawn, its patient record soft-deleted and emptied ' +
+          '(contact details, notes, custom fields), unsigned forms emptied and their files removed; signed forms are clinical ' +
+          'records the clinic retains, with the name and date of birth that identify them (listed in the gdpr.erased audit entry). The account ' +
           'itself is anonymised only when nothing else links the person to the platform. The caller itself or a superadmin erase ' +
           'the whole account, as DELETE /v1/me (409 last_admin for the last administrator of an organization).',
         security: bearer,
