@@ -18,6 +18,8 @@ export interface RenderOptions {
   timeoutMs: number;
   logger: Logger;
   label: string;
+  /** Set on the one retry after local files vanished under the primitive memory. */
+  retry?: boolean;
 }
 
 export interface RenderResult {
@@ -137,9 +139,14 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
       '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, '-c:a', 'copy', '-f', 'mp4', out,
     ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
   } catch (err) {
-    // A local copy or a silence file may have been removed under the memory of them: check again next time.
+    // The memory of local files may be stale: a copy, a conversion or a silence file removed under
+    // it (COMPOSER_CACHE_DIR may be emptied at any time). Then everything is checked again and the
+    // render runs once more; any other failure is the render's own.
     o.primitives.forget();
     if (silence) knownSilence.delete(silence);
+    const inputs = [...new Set([...videos.map((v) => v.path), ...entries.map((e) => e.path)])];
+    const missing = (await Promise.all(inputs.map((f) => stat(f).then(() => false, () => true)))).some(Boolean);
+    if (missing && !o.retry) return renderRecipe(recipe, { ...o, retry: true });
     throw err;
   }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
@@ -199,6 +199,40 @@ describe('composer: rendering, cache and delivery on real media', () => {
     assert.equal(await toneAt(file, 1.65), 0);
     // The conversion is kept beside the local copy for the next render of this asset version.
     assert.ok((await readdir(join(t.config.cacheDir, 'primitives', 'v1', mixed, 'audio', 'en'))).includes('intro-vo-1.mp3.as-44100-1.mp3'));
+  });
+
+  it('after a render the other variants are prepared; an instance trusting its memory survives an emptied cache folder', async () => {
+    await t.svc.composer.idle();
+    // Every primitive of the fixture (all languages) has a local copy and its probe.
+    const local = join(t.config.cacheDir, 'primitives', 'v1', slug);
+    for (const f of [...FIXTURE.videos.map((v) => v.file), ...FIXTURE.tones.map((x) => x.file)]) {
+      assert.ok(await readdir(join(local, f, '..')).then((names) => names.includes(`${f.split('/').pop()}.probe.json`)), `${f} prepared`);
+    }
+
+    // An instance that trusts local copies for a minute, its cache folder emptied between renders.
+    const cacheDir = join(t.scratch, 'cache-ttl');
+    const config = parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, 'data-ttl'), COMPOSER_CACHE_DIR: cacheDir, COMPOSER_ASSETS_DIR: t.assetsDir, COMPOSER_INVENTORY_TTL_SECONDS: '60' });
+    const svc = await buildComposerService(config, { db: t.db, logger: pino({ level: 'silent' }) });
+    try {
+      const compose = (seed: number) => svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(seed, [{ side: 'right', reps: 10 }]) });
+      const seeds = [...Array(40).keys()].map((n) => 1000 + n);
+      const first = await compose(seeds[0]!);
+      assert.equal(first.statusCode, 201, first.body);
+      await svc.composer.idle();
+      await rm(cacheDir, { recursive: true, force: true });
+      const hashes = new Set([first.json().data.recipe_hash]);
+      for (const seed of seeds.slice(1)) {
+        const res = await compose(seed);
+        if (res.statusCode === 200) continue; // the same variants as an earlier seed
+        assert.equal(res.statusCode, 201, res.body);
+        assert.ok(!hashes.has(res.json().data.recipe_hash));
+        const p = await probe(tools, join((config.delivery as { root: string }).root, res.json().data.stream_video_id, 'source.mp4'));
+        assert.ok(Math.abs(p.duration - 7) < 0.15, `duration ${p.duration}`);
+        break;
+      }
+    } finally {
+      await svc.close();
+    }
   });
 
   it('temporary files are removed after renders, failed ones included', async () => {
