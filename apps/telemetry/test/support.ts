@@ -29,7 +29,7 @@ export interface World {
   grant(purpose: 'biometric' | 'analytics', token?: string): Promise<string>;
   withdraw(consentId: string, token?: string): Promise<void>;
   start(token?: string, slug?: string): Promise<{ id: string; token: string }>;
-  pose(app: FastifyInstance, token: string, batch: Parameters<typeof encodeBatchGzip>[0] | Buffer): Promise<{ statusCode: number; body: string; json(): any }>;
+  pose(app: FastifyInstance, token: string, batch: Parameters<typeof encodeBatchGzip>[0] | Buffer): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
   close(): Promise<void>;
 }
 
