@@ -205,3 +205,58 @@ describe('webhook deliveries through the worker', () => {
     assert.ok(!events.includes('test.internal_ping') && !events.includes('exercise_session.ended'), events.join());
   });
 });
+
+describe('an endpoint that keeps failing is disabled', () => {
+  let t: TestApp;
+  let rx: Receiver;
+  let worker: Worker;
+
+  before(async () => {
+    rx = await startReceiver();
+    // "Failing for days" in seconds: disabled once failures have lasted 1 s without a success.
+    t = await startTestApp({
+      env: {
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_CA_FILE: rx.caFile,
+        WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1',
+        WEBHOOK_DISABLE_AFTER_SECONDS: '1',
+        WORKER_DISPATCH_INTERVAL_MS: '50',
+        WORKER_MAINTENANCE_INTERVAL_SECONDS: '1',
+      },
+    });
+    worker = await startWorker(t.rt);
+  });
+  after(async () => {
+    await worker?.close();
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('after failures spanning the threshold: disabled (reason failing), audited, announced; re-enabling starts a fresh run', async () => {
+    const org = await t.createOrg();
+    const admin = (await t.addMember(org.id, uniqueEmail('fail-admin'), 'admin')).token;
+    const make = async (path: string, types: string[]) => {
+      const sub = dataOf(await t.call('POST', '/v1/webhook-subscriptions', { token: admin, org: org.id, body: { url: rx.url(path), event_types: types } }), 201);
+      rx.setSecrets(path, [sub.signing_secret]);
+      return sub.id as string;
+    };
+    const watcher = await make('/watch', ['webhook_subscription.disabled']);
+    const failing = await make('/broken', ['organization.updated']);
+    rx.respond = (r) => (r.path === '/broken' ? { status: 500 } : { status: 200 });
+    dataOf(await t.call('PATCH', `/v1/organizations/${org.id}`, { token: admin, body: { name: 'Failing clinic' } }));
+    await rx.waitFor(() => rx.accepted('/watch').length === 1, 20_000, 'the disabled event');
+    const attempts = rx.received.filter((r) => r.path === '/broken').length;
+    assert.ok(attempts >= 2, `${attempts} attempts: one failure never disables`);
+    const sub = dataOf(await t.call('GET', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id }));
+    assert.equal(sub.status, 'disabled');
+    assert.equal(sub.disabled_reason, 'failing');
+    assert.deepEqual(rx.received.find((r) => r.path === '/watch')!.data, { organization_id: org.id, subscription_id: failing, reason: 'failing' });
+    const { rows } = await t.db.query<{ data: any }>(`select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.disabled'`, [failing]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.data.reason, 'failing');
+    // Re-enabled by an administrator, it starts a fresh run: no failing_since carried over.
+    const back = dataOf(await t.call('PATCH', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id, body: { status: 'active' } }));
+    assert.equal(back.failing_since, null);
+    void watcher;
+  });
+});
