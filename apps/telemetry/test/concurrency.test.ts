@@ -13,9 +13,9 @@ import { startWorld, type World } from './support.ts';
 
 /*
  * Ending a session while batches are in flight (docs/telemetry.md "Ending"): a batch answered 2xx is
- * never lost. Ingest locks the session row FOR KEY SHARE in the statement that checks and stores the
- * batch (migration 0052); ending takes FOR UPDATE, so it waits for batches in flight, and batches
- * after it see the session `ending` (409).
+ * never lost. A batch holds its session's advisory lock SHARED while it checks and stores (migration
+ * 0054); ending takes it EXCLUSIVE, so it waits for batches in flight, and batches after it see the
+ * session `ending` (409).
  */
 describe('telemetry: end against ingest', () => {
   let w: World;
@@ -94,6 +94,15 @@ describe('telemetry: end against ingest', () => {
     assert.deepEqual(await replaySeqs(s.id), [b0!.seq, b1!.seq]);
     assert.equal(ended.json().data.result.frames, b0!.timestamps.length + b1!.timestamps.length);
     assertError(<any>await w.pose(w.a, s.token, b2!), 409, 'session_closed');
+  });
+
+  it('deleting a session deletes its raw batches (the cascade of the dropped foreign key)', async () => {
+    const s = await w.start();
+    const [b0] = batchesOf(1, 51);
+    assert.equal((await w.pose(w.a, s.token, b0!)).statusCode, 201);
+    assert.equal(await leftover(s.id), 1);
+    await w.t.db.query('delete from exercise_sessions where id = $1', [s.id]);
+    assert.equal(await leftover(s.id), 0);
   });
 
   it('limits pose batches per session (429 rate_limited with X-RateLimit-*)', async () => {
