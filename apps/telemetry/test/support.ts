@@ -1,11 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLocalAssetStore, type AssetStore } from '@clinic/assets';
+import type { AssetStore } from '@clinic/assets';
 import type { FastifyInstance } from 'fastify';
 import { createRemoteJWKSet } from 'jose';
 import { startTestApp, uniqueEmail, type TestApp } from '../../core-api/test/helpers.ts';
-import { assetsOf, useAssets } from '../../core-api/src/modules/exercise-sessions/assets.ts';
 import { sessionSigner } from '../../core-api/src/modules/exercise-sessions/token.ts';
 import { buildTelemetryApp, type TelemetryDeps } from '../src/app.ts';
 import { encodeBatchGzip } from '../src/pose/format.ts';
@@ -35,11 +31,9 @@ export interface World {
 
 /** `telemetry`: settings of both instances (the benchmark lifts the per-session rate limit). */
 export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps, 'poseRateLimit'>> } = {}): Promise<World> {
-  const dir = await mkdtemp(join(tmpdir(), 'telemetry-test-'));
   const t = await startTestApp({ env: { RATELIMIT_API_LIMIT: '100000' } });
-  // The runtime's store when it has one; a temporary folder otherwise.
-  useAssets(t.rt, createLocalAssetStore(dir));
-  const assets = assetsOf(t.rt);
+  // The runtime's store (a temporary folder in tests, removed when the app closes), shared with telemetry.
+  const assets = t.rt.assets;
   const coreUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const signer = await sessionSigner(t.rt.config);
   const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...opts.telemetry };
@@ -82,7 +76,6 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
       await a.close();
       await b.close();
       await t.close();
-      await rm(dir, { recursive: true, force: true });
     },
   };
   return w;

@@ -1,7 +1,6 @@
 import type { Runtime } from '../platform/runtime.ts';
 import type { WorkerRegistry } from './types.ts';
 import { registerExerciseSessionJobs } from '../modules/exercise-sessions/jobs.ts';
-import { assetsOf } from '../modules/exercise-sessions/assets.ts';
 import { registerComposerJobs } from '../../../composer/src/jobs.ts';
 import { registerFormJobs } from '../modules/forms/jobs.ts';
 import { registerProviderJobs } from '../modules/providers/health.ts';
@@ -16,7 +15,7 @@ import { registerWebhookJobs } from '../modules/webhooks/jobs.ts';
 export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
   registerWebhookJobs(registry, { db: rt.db, retentionDays: rt.config.webhooks.retentionDays });
   registerGdprJobs(registry, { db: rt.db });
-  registerExerciseSessionJobs(registry, { db: rt.db, assets: assetsOf(rt), logger: rt.logger });
+  registerExerciseSessionJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });
   registerFormJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
   registerProviderJobs(registry, {

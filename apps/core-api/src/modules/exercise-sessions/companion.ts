@@ -1,7 +1,6 @@
 import { buildTelemetryApp } from '@clinic/telemetry';
 import { createSessionTokenVerifier } from '@clinic/telemetry/tokens.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import { assetsOf } from './assets.ts';
 import { sessionSigner } from './token.ts';
 
 /**
@@ -15,7 +14,7 @@ export const telemetryCompanion = {
     const signer = await sessionSigner(rt.config);
     const app = await buildTelemetryApp({
       db: rt.db,
-      assets: assetsOf(rt),
+      assets: rt.assets,
       logger: rt.logger,
       sessionTokens: createSessionTokenVerifier(signer.keys),
       userTokens: rt.verifier,

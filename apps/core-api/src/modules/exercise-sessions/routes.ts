@@ -6,7 +6,6 @@ import type { Runtime } from '../../platform/runtime.ts';
 import { requireConsent } from '../consents/routes.ts';
 import { hasPermission } from '../identity/context.ts';
 import type { Actor } from '../organizations/service.ts';
-import { assetsOf } from './assets.ts';
 import { getSession, replayOf, startSession } from './service.ts';
 import { sessionSigner } from './token.ts';
 
@@ -103,7 +102,7 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
     const sid = await (await signer()).verifyReplay(request.query.token);
     if (sid !== request.params.id) throw errors.forbidden('This link is invalid or has expired; ask for a new one.');
     const key = await replayKeyOf(rt, sid);
-    const stream = key ? await assetsOf(rt).get(key) : null;
+    const stream = key ? await rt.assets.get(key) : null;
     if (!stream) throw errors.notFound('The replay is no longer available.');
     return reply.header('content-type', 'application/gzip').header('cache-control', 'private, no-store').send(stream);
   });
