@@ -134,6 +134,17 @@ export function requireSuperadmin(): Gate {
   };
 }
 
+/**
+ * Staff of the organization in scope (a membership row there, spec 5.7) or a superadmin; patients are
+ * refused. Staff access is not a permission, so requirePermission cannot express it.
+ */
+export function requireStaff(message = 'This is readable by staff members of the organization.'): Gate {
+  return async (request) => {
+    const ctx = contextOf(request);
+    if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden(message);
+  };
+}
+
 /** Staff, patient or superadmin at the organization in scope. */
 export function requireOrgAccess(): Gate {
   return async (request) => {

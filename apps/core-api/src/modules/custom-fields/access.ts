@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { insertAudit } from '../audit/queries.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../identity/context.ts';
+import { requireStaff as requireStaffGate } from '../../platform/pipeline.ts';
 import type { Actor } from '../organizations/service.ts';
 
 // Small pieces shared by the custom-field, form-template, form, patient and specialist modules: these
@@ -18,11 +19,7 @@ export function orgOf(ctx: RequestContext): string {
 export const actorOf = (request: FastifyRequest): Actor & { orgId: string } => ({ ctx: request.ctx!, ip: request.ip, orgId: orgOf(request.ctx!) });
 
 /** Staff of the organization in scope (a membership row, spec 5.7) or a superadmin. */
-export async function requireStaff(request: FastifyRequest): Promise<void> {
-  const ctx = request.ctx;
-  if (!ctx) throw errors.unauthorized();
-  if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden('This is readable by staff members of the organization.');
-}
+export const requireStaff = requireStaffGate();
 
 /** A patient caller: no staff membership and no superadmin, acting by row ownership (spec 5.8). */
 export const isPatientCaller = (ctx: RequestContext): boolean => !ctx.isSuperadmin && !ctx.isStaff && ctx.isPatient;

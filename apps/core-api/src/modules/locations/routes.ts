@@ -1,8 +1,8 @@
-import { DataOf, ErrorResponse, errors, ListOf, Uuid } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission, requireStaff as requireStaffGate } from '../../platform/pipeline.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import type { Actor } from '../organizations/service.ts';
 import { CreateLocationBody, Location, LocationListQuery, LocationParams, UpdateLocationBody } from './schemas.ts';
@@ -13,16 +13,9 @@ const bearer = [{ bearerAuth: [] }];
 const tags = ['locations'];
 const manage = requirePermission('locations.manage');
 
-/**
- * Staff of the organization in scope (a membership row there, spec 5.7) or a superadmin. Patients
- * are refused: spec 4.5 makes locations readable by staff. Row-level security says the same
- * (locations_read), so this gate only turns an empty answer into a clear 403.
- */
-async function requireStaff(request: FastifyRequest): Promise<void> {
-  const ctx = request.ctx;
-  if (!ctx) throw errors.unauthorized();
-  if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden('Locations are readable by staff members of the organization.');
-}
+// Spec 4.5 makes locations readable by staff. Row-level security says the same (locations_read), so
+// this gate only turns an empty answer into a clear 403.
+const requireStaff = requireStaffGate('Locations are readable by staff members of the organization.');
 
 /** The gate ran, so the request has its context. */
 const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
