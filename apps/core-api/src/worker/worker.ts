@@ -48,7 +48,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   registerAllJobs(registry, rt);
   opts.register?.(registry);
 
-  const sender = opts.sender ?? createWebhookSender({ ...config.webhooks, caFile: config.webhooks.caFile });
+  const sender = opts.sender ?? createWebhookSender(config.webhooks);
   const limiter = createRateLimiter({
     redis: rt.redis,
     keyPrefix: `${config.redisKeyPrefix}rl:webhook`,
