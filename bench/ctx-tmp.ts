@@ -21,16 +21,30 @@ const SQL = /const CONTEXT_SQL = `([\s\S]*?)`;/.exec(src)![1]!;
 const pool = new pg.Pool({ connectionString: t.url!, max: 16, options: '-c jit=off' });
 const a = await pool.query({ name: 'ctx', text: SQL, values: ['sub1', null, true] });
 const b = await pool.query({ name: 'fn', text: 'select * from app.request_context($1, $2, $3)', values: ['sub1', null, true] });
-console.log(JSON.stringify(a.rows[0]) === JSON.stringify(b.rows[0]) ? 'SAME RESULT' : 'DIFFERENT\n' + JSON.stringify(a.rows[0]) + '\n' + JSON.stringify(b.rows[0]));
+console.log(
+  JSON.stringify(a.rows[0]) === JSON.stringify(b.rows[0])
+    ? 'SAME RESULT'
+    : `DIFFERENT\n${JSON.stringify(a.rows[0])}\n${JSON.stringify(b.rows[0])}`,
+);
 const cases: [string, () => Promise<unknown>][] = [
   ['context statement', () => pool.query({ name: 'ctx', text: SQL, values: ['sub1', null, true] })],
-  ['plpgsql function', () => pool.query({ name: 'fn', text: 'select * from app.request_context($1, $2, $3)', values: ['sub1', null, true] })],
+  [
+    'plpgsql function',
+    () => pool.query({ name: 'fn', text: 'select * from app.request_context($1, $2, $3)', values: ['sub1', null, true] }),
+  ],
   ['pk', () => pool.query({ name: 'pk', text: 'select * from users where external_subject = $1', values: ['sub1'] })],
 ];
-for (let round = 0; round < 2; round++) for (const [name, fn] of cases) {
-  for (let w = 0; w < 300; w++) await fn();
-  const t0 = performance.now(); const N = 6000;
-  await Promise.all(Array.from({ length: 16 }, async () => { for (let i = 0; i < N / 16; i++) await fn(); }));
-  console.log(name.padEnd(20), ((N / (performance.now() - t0)) * 1000).toFixed(0), 'ops/s');
-}
-await pool.end(); await t.drop();
+for (let round = 0; round < 2; round++)
+  for (const [name, fn] of cases) {
+    for (let w = 0; w < 300; w++) await fn();
+    const t0 = performance.now();
+    const N = 6000;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = 0; i < N / 16; i++) await fn();
+      }),
+    );
+    console.log(name.padEnd(20), ((N / (performance.now() - t0)) * 1000).toFixed(0), 'ops/s');
+  }
+await pool.end();
+await t.drop();

@@ -31,7 +31,15 @@ function capturing(db: Database): { db: Database; last: () => { text: string; pa
     },
   });
   return {
-    db: { ...db, kind: db.kind, withScope: (s, fn) => { const into: { text: string; params: unknown[] }[] = []; current = into; return db.withScope(s, (tx) => fn(wrap(tx, into))); } },
+    db: {
+      ...db,
+      kind: db.kind,
+      withScope: (s, fn) => {
+        const into: { text: string; params: unknown[] }[] = [];
+        current = into;
+        return db.withScope(s, (tx) => fn(wrap(tx, into)));
+      },
+    },
     last: () => current,
   };
 }
@@ -40,16 +48,29 @@ const started = Date.now();
 const testDb = await createTestDatabase(ADMIN_URL);
 const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
 const captured = capturing(testDb.db);
-const config = parseConfig({ NODE_ENV: 'test', LOG_LEVEL: 'warn', REDIS_URL, REDIS_KEY_PREFIX: `bench:${Date.now()}:`, RATELIMIT_API_LIMIT: '100000000' });
+const config = parseConfig({
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'warn',
+  REDIS_URL,
+  REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
+  RATELIMIT_API_LIMIT: '100000000',
+});
 const rt = await createRuntime(config, { db: captured.db, devIssuer: issuer });
 const app = await buildApp(rt);
 const ours = await app.listen({ port: 0, host: '127.0.0.1' });
 
 const su = await issuer.sign('bench-root@example.com');
 await testDb.db.query(`insert into users (email) values ('bench-root@example.com')`);
-await testDb.db.query(`insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-root@example.com'`);
+await testDb.db.query(
+  `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-root@example.com'`,
+);
 const inject = async (method: string, url: string, token: string, org: string | null, payload?: unknown) => {
-  const res = await app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}`, ...(org ? { 'x-organization-id': org } : {}) }, ...(payload ? { payload: payload as object } : {}) });
+  const res = await app.inject({
+    method: method as 'GET',
+    url,
+    headers: { authorization: `Bearer ${token}`, ...(org ? { 'x-organization-id': org } : {}) },
+    ...(payload ? { payload: payload as object } : {}),
+  });
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
   return res.json().data;
 };
@@ -57,13 +78,28 @@ const org = await inject('POST', '/v1/organizations', su, null, { name: 'Big cli
 const member = async (email: string, role: string) => {
   const token = await issuer.sign(email);
   const me = await inject('GET', '/v1/me', token, null);
-  await testDb.db.query(`insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = $3`, [me.id, org.id, role]);
+  await testDb.db.query(
+    `insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = $3`,
+    [me.id, org.id, role],
+  );
   return token;
 };
 const specialist = await member('bench-spec@example.com', 'specialist');
 const fields = [];
-for (const [key, type, options] of [['allergies', 'multi_select', ['pollen', 'nuts', 'dust']], ['height', 'number', []], ['risk', 'select', ['low', 'high']]] as const) {
-  fields.push(await inject('POST', '/v1/custom-fields', su, org.id, { entity_type: 'patient', key, label: key, field_type: type, options: [...options] }));
+for (const [key, type, options] of [
+  ['allergies', 'multi_select', ['pollen', 'nuts', 'dust']],
+  ['height', 'number', []],
+  ['risk', 'select', ['low', 'high']],
+] as const) {
+  fields.push(
+    await inject('POST', '/v1/custom-fields', su, org.id, {
+      entity_type: 'patient',
+      key,
+      label: key,
+      field_type: type,
+      options: [...options],
+    }),
+  );
 }
 const values = { [fields[0].id]: ['pollen'], [fields[1].id]: 172, [fields[2].id]: 'low' };
 await testDb.db.transaction(async (tx) => {
@@ -78,11 +114,29 @@ await testDb.db.transaction(async (tx) => {
 // The patient caller and a form of 20 fields.
 const patientToken = await issuer.sign('patient-1@example.test');
 await inject('GET', '/v1/me', patientToken, org.id);
-const patientId = (await testDb.db.query<{ id: string }>(`select p.id from patients p join users u on u.id = p.user_id where u.email = 'patient-1@example.test'`)).rows[0]!.id;
+const patientId = (
+  await testDb.db.query<{ id: string }>(
+    `select p.id from patients p join users u on u.id = p.user_id where u.email = 'patient-1@example.test'`,
+  )
+).rows[0]!.id;
 const formFields: { custom_field_id: string }[] = [];
-for (let i = 0; i < 20; i++) formFields.push({ custom_field_id: (await inject('POST', '/v1/custom-fields', su, org.id, { entity_type: 'form', key: `q${i}`, label: `Question ${i}`, field_type: 'text' })).id });
+for (let i = 0; i < 20; i++)
+  formFields.push({
+    custom_field_id: (
+      await inject('POST', '/v1/custom-fields', su, org.id, {
+        entity_type: 'form',
+        key: `q${i}`,
+        label: `Question ${i}`,
+        field_type: 'text',
+      })
+    ).id,
+  });
 const template = await inject('POST', '/v1/form-templates', su, org.id, { name: 'Intake', fields: formFields });
-const form = await inject('POST', '/v1/forms', su, org.id, { form_template_id: template.id, patient_id: patientId, values: Object.fromEntries(formFields.map((_, i) => [`q${i}`, `answer ${i}`])) });
+const form = await inject('POST', '/v1/forms', su, org.id, {
+  form_template_id: template.id,
+  patient_id: patientId,
+  values: Object.fromEntries(formFields.map((_, i) => [`q${i}`, `answer ${i}`])),
+});
 // Other forms of the organization (one snapshot each): the read policies of snapshots and files must
 // not cost in proportion to them.
 await testDb.db.transaction(async (tx) => {
@@ -120,7 +174,10 @@ for (const [i, s] of scenarios.entries()) {
   const headers = { authorization: `Bearer ${s.token}`, 'x-organization-id': org.id };
   const first = await fetch(`${ours}${s.url}`, { headers });
   if (first.status !== 200) throw new Error(`${s.url}: ${first.status} ${await first.text()}`);
-  floorSql.set(String(i), captured.last().filter((q) => !/set_config/.test(q.text)));
+  floorSql.set(
+    String(i),
+    captured.last().filter((q) => !/set_config/.test(q.text)),
+  );
   await load(`${ours}${s.url}`, headers, 1);
   await load(`${floorUrl}/floor/${i}`, {}, 1);
   const a = await load(`${ours}${s.url}`, headers, SECONDS);

@@ -19,7 +19,11 @@ const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-d
 // In-process limiter stores (no Redis): both instances pay the same, and the comparison is the gate's.
 const base = { NODE_ENV: 'test', LOG_LEVEL: 'warn', RATELIMIT_API_LIMIT: '100000000' } as const;
 const rtOn = await createRuntime(parseConfig({ ...base }), { db: testDb.db, devIssuer: issuer });
-const rtOff = await createRuntime(parseConfig({ ...base, CONSENT_GATE: 'off' }), { db: testDb.db, devIssuer: issuer, skipMigrations: true });
+const rtOff = await createRuntime(parseConfig({ ...base, CONSENT_GATE: 'off' }), {
+  db: testDb.db,
+  devIssuer: issuer,
+  skipMigrations: true,
+});
 const on = await buildApp(rtOn);
 const off = await buildApp(rtOff);
 
@@ -32,7 +36,9 @@ async function call(method: 'GET' | 'POST', url: string, token: string, payload?
 
 // Data: an organization, published platform and clinic purposes, a patient who accepted them all.
 await testDb.db.query(`insert into users (email) values ('gate-su@example.com')`);
-await testDb.db.query(`insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'gate-su@example.com'`);
+await testDb.db.query(
+  `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'gate-su@example.com'`,
+);
 const su = await issuer.sign('gate-su@example.com');
 const org = await call('POST', '/v1/organizations', su, { name: 'Gate bench', slug: 'gate-bench' });
 const published: { org: string | null; code: string; version: number }[] = [];
@@ -40,9 +46,16 @@ for (const code of ['platform_terms', 'platform_privacy_notice', 'org_terms']) {
   const v = await call('POST', `/v1/admin/consent-purposes/${code}/versions`, su, { body_translations: { en: `${code} text` } });
   published.push({ org: code.startsWith('org') ? org.id : null, code, version: v.version });
 }
-const notice = await call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, su, { body_translations: { en: 'notice' } });
+const notice = await call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, su, {
+  body_translations: { en: 'notice' },
+});
 published.push({ org: org.id, code: 'org_privacy_notice', version: notice.version });
-const grants = published.map((p) => ({ organization_id: p.org, purpose_code: p.code, purpose_version: p.version, source: 'signup_checkbox' }));
+const grants = published.map((p) => ({
+  organization_id: p.org,
+  purpose_code: p.code,
+  purpose_version: p.version,
+  source: 'signup_checkbox',
+}));
 const patientToken = await issuer.sign('gate-patient@example.com');
 await call('POST', '/v1/portal/onboard', patientToken, { organization_id: org.id, grants });
 
@@ -59,7 +72,9 @@ await load(`${offUrl}${url}`, headers, 2);
 const gateOff = await load(`${offUrl}${url}`, headers);
 const gateOn = await load(`${onUrl}${url}`, headers);
 
-console.log(`\nGET /v1/organizations/{id} as a patient who accepted ${published.length} published required purposes (PostgreSQL, loopback, 16 connections)`);
+console.log(
+  `\nGET /v1/organizations/{id} as a patient who accepted ${published.length} published required purposes (PostgreSQL, loopback, 16 connections)`,
+);
 console.log(row('gate off (CONSENT_GATE=off)', gateOff));
 console.log(row('gate on', gateOn));
 console.log(`ratio (on / off): ${(gateOn.rps / gateOff.rps).toFixed(2)}   target >= 0.9`);

@@ -44,7 +44,13 @@ if (process.env.BENCH_JIT === 'off') {
 }
 const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
 const captured = capturing(testDb.db);
-const config = parseConfig({ NODE_ENV: 'test', LOG_LEVEL: 'warn', REDIS_URL, REDIS_KEY_PREFIX: `bench:${Date.now()}:`, RATELIMIT_API_LIMIT: '100000000' });
+const config = parseConfig({
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'warn',
+  REDIS_URL,
+  REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
+  RATELIMIT_API_LIMIT: '100000000',
+});
 const rt = await createRuntime(config, { db: captured.db, devIssuer: issuer });
 const app = await buildApp(rt);
 const ours = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -53,20 +59,42 @@ const ours = await app.listen({ port: 0, host: '127.0.0.1' });
 const token = await issuer.sign('bench-admin@example.com');
 const su = await issuer.sign('bench-root@example.com');
 await testDb.db.query(`insert into users (email) values ('bench-root@example.com')`);
-await testDb.db.query(`insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-root@example.com'`);
-const org = (await app.inject({ method: 'POST', url: '/v1/organizations', headers: { authorization: `Bearer ${su}` }, payload: { name: 'Big clinic', slug: 'big' } })).json().data;
+await testDb.db.query(
+  `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-root@example.com'`,
+);
+const org = (
+  await app.inject({
+    method: 'POST',
+    url: '/v1/organizations',
+    headers: { authorization: `Bearer ${su}` },
+    payload: { name: 'Big clinic', slug: 'big' },
+  })
+).json().data;
 const me = (await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })).json().data;
-await testDb.db.query(`insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = 'admin'`, [me.id, org.id]);
+await testDb.db.query(
+  `insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = 'admin'`,
+  [me.id, org.id],
+);
 
 // 100,000 members in one statement each: users added by email (never signed in), one a second in
 // the order they joined (as now() inserts them), 1 in 50 an admin, the rest specialists; plus 20,000 members of another organization.
-const other = (await app.inject({ method: 'POST', url: '/v1/organizations', headers: { authorization: `Bearer ${su}` }, payload: { name: 'Other', slug: 'other' } })).json().data;
-for (const [orgId, n, prefix] of [[org.id, MEMBERS, 'member'], [other.id, 20_000, 'other']] as const) {
+const other = (
+  await app.inject({
+    method: 'POST',
+    url: '/v1/organizations',
+    headers: { authorization: `Bearer ${su}` },
+    payload: { name: 'Other', slug: 'other' },
+  })
+).json().data;
+for (const [orgId, n, prefix] of [
+  [org.id, MEMBERS, 'member'],
+  [other.id, 20_000, 'other'],
+] as const) {
   await testDb.db.transaction(async (tx) => {
     // A bulk load, not a request: the 5-second statement limit of the pool does not apply.
     await tx.query(`set local statement_timeout = 0`);
     await tx.query(
-    `with u as (
+      `with u as (
        insert into users (email, created_at)
        select format('%s-%s@example.test', $3::text, md5(i::text)), now() - ($2::int - i) * interval '1 second'
        from generate_series(1, $2::int) i
@@ -77,7 +105,7 @@ for (const [orgId, n, prefix] of [[org.id, MEMBERS, 'member'], [other.id, 20_000
      from u
      cross join (select id from roles where organization_id = $1 and code = 'admin') a
      cross join (select id from roles where organization_id = $1 and code = 'specialist') s`,
-    [orgId, n, prefix],
+      [orgId, n, prefix],
     );
   });
 }
@@ -96,7 +124,8 @@ floor.get('/floor/:scenario', async (request, reply) => {
 const floorUrl = await floor.listen({ port: 0, host: '127.0.0.1' });
 
 const headers = { authorization: `Bearer ${token}` };
-const permissions = (await app.inject({ method: 'GET', url: '/v1/me', headers: { ...headers, 'x-organization-id': org.id } })).json().data.current_permissions;
+const permissions = (await app.inject({ method: 'GET', url: '/v1/me', headers: { ...headers, 'x-organization-id': org.id } })).json().data
+  .current_permissions;
 
 /** BENCH_EXPLAIN=1: the plan of the captured statement as the caller (app_rls) and as the floor runs it. */
 async function explain(name: string, q: { text: string; params: unknown[] }): Promise<void> {
@@ -104,8 +133,16 @@ async function explain(name: string, q: { text: string; params: unknown[] }): Pr
   const scope = { role: 'app_rls' as const, principalId: me.id, orgId: org.id, permissions };
   const asCaller = await testDb.db.withScope(scope, (tx) => tx.query<{ 'QUERY PLAN': string }>(text, q.params));
   const asFloor = await pool.query<{ 'QUERY PLAN': string }>(text, q.params);
-  for (const [who, plan] of [['core API (app_rls)', asCaller.rows], ['floor', asFloor.rows]] as const) {
-    console.log(`\n--- ${name}: plan as ${who}\n${plan.map((r) => r['QUERY PLAN']).filter((l) => !/InitPlan|-> +Result/.test(l)).join('\n')}`);
+  for (const [who, plan] of [
+    ['core API (app_rls)', asCaller.rows],
+    ['floor', asFloor.rows],
+  ] as const) {
+    console.log(
+      `\n--- ${name}: plan as ${who}\n${plan
+        .map((r) => r['QUERY PLAN'])
+        .filter((l) => !/InitPlan|-> +Result/.test(l))
+        .join('\n')}`,
+    );
   }
 }
 
@@ -116,7 +153,9 @@ const scenarios = [
 ];
 
 const jit = (await testDb.db.query<{ jit: string }>('show jit')).rows[0]!.jit;
-console.log(`\nGET /v1/organizations/{id}/members, ${MEMBERS} members, limit 50 (PostgreSQL + Redis, loopback, 16 connections, ${SECONDS} s each, jit ${jit})`);
+console.log(
+  `\nGET /v1/organizations/{id}/members, ${MEMBERS} members, limit 50 (PostgreSQL + Redis, loopback, 16 connections, ${SECONDS} s each, jit ${jit})`,
+);
 for (const [i, s] of scenarios.entries()) {
   const url = `${ours}/v1/organizations/${org.id}/members${s.qs}`;
   const first = await fetch(url, { headers });

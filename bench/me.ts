@@ -34,7 +34,13 @@ function counting(db: Database): { db: Database; count: () => number } {
 const testDb = await createTestDatabase(ADMIN_URL);
 const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
 const counted = counting(testDb.db);
-const config = parseConfig({ NODE_ENV: 'test', LOG_LEVEL: 'warn', REDIS_URL, REDIS_KEY_PREFIX: `bench:${Date.now()}:`, RATELIMIT_API_LIMIT: '100000000' });
+const config = parseConfig({
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'warn',
+  REDIS_URL,
+  REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
+  RATELIMIT_API_LIMIT: '100000000',
+});
 const rt = await createRuntime(config, { db: counted.db, devIssuer: issuer });
 const app = await buildApp(rt);
 const ours = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -43,10 +49,22 @@ const ours = await app.listen({ port: 0, host: '127.0.0.1' });
 const token = await issuer.sign('bench-user@example.com');
 const su = await issuer.sign('bench-admin@example.com');
 await testDb.db.query(`insert into users (email) values ('bench-admin@example.com')`);
-await testDb.db.query(`insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-admin@example.com'`);
-const org = (await app.inject({ method: 'POST', url: '/v1/organizations', headers: { authorization: `Bearer ${su}` }, payload: { name: 'Bench', slug: 'bench' } })).json().data;
+await testDb.db.query(
+  `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-admin@example.com'`,
+);
+const org = (
+  await app.inject({
+    method: 'POST',
+    url: '/v1/organizations',
+    headers: { authorization: `Bearer ${su}` },
+    payload: { name: 'Bench', slug: 'bench' },
+  })
+).json().data;
 const me = (await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${token}` } })).json().data;
-await testDb.db.query(`insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = 'admin'`, [me.id, org.id]);
+await testDb.db.query(
+  `insert into memberships (user_id, organization_id, role_id) select $1, $2, id from roles where organization_id = $2 and code = 'admin'`,
+  [me.id, org.id],
+);
 
 // The floor: same driver (pg Pool, same size), same JWT verification (no cache), one primary-key read.
 const pool = new pg.Pool({ connectionString: testDb.url!, max: config.databasePoolMax });
@@ -82,7 +100,9 @@ rounds.forEach((r, i) => {
   console.log(row(`round ${i + 1} core API GET /v1/me`, r.a));
 });
 console.log(`ratio (ours / floor), median of ${ROUNDS} rounds: ${median(rounds.map((r) => r.a.rps / r.f.rps)).toFixed(2)}   target >= 0.6`);
-console.log(`database statements per request: ${median(rounds.map((r) => r.statements)).toFixed(2)}: a warm instance checks its cached request context with one`);
+console.log(
+  `database statements per request: ${median(rounds.map((r) => r.statements)).toFixed(2)}: a warm instance checks its cached request context with one`,
+);
 console.log('primary-key read of two version numbers (the full context statement runs only after a change);');
 console.log('GET /v1/me needs no request transaction. Plus one Redis round trip for the per-IP limit at the entry of /v1.');
 console.log('A route that reads data adds one pipelined write (BEGIN + scope + first query) and COMMIT: 3 round trips in all.');

@@ -38,14 +38,24 @@ interface Run {
 async function run(url: string, headers: Record<string, string>, bodies: Buffer[], seconds = SECONDS, tokens: string[] = []): Promise<Run> {
   let i = 0;
   const r = await autocannon({
-    url, method: 'POST', connections: CONNECTIONS, duration: seconds, headers,
-    requests: [{
-      setupRequest: (req: any) => {
-        const k = i++;
-        if (!tokens.length) return { ...req, body: bodies[k % bodies.length] };
-        return { ...req, headers: { ...req.headers, authorization: `Bearer ${tokens[k % tokens.length]}` }, body: bodies[Math.floor(k / tokens.length) % bodies.length] };
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers,
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const k = i++;
+          if (!tokens.length) return { ...req, body: bodies[k % bodies.length] };
+          return {
+            ...req,
+            headers: { ...req.headers, authorization: `Bearer ${tokens[k % tokens.length]}` },
+            body: bodies[Math.floor(k / tokens.length) % bodies.length],
+          };
+        },
       },
-    }],
+    ],
   });
   const codes = r.statusCodeStats as Record<string, { count: number }>;
   const stored = codes['201']?.count ?? 0;
@@ -59,7 +69,9 @@ const frames = session.timestamps.slice(0, 54_000);
 const src = { timestamps: frames, data: session.data.subarray(0, frames.length * 132) };
 const batches = toBatches(src);
 const gz = batches.map((b) => encodeBatchGzip(b));
-process.stdout.write(`session: ${frames.length} frames, ${batches.length} batches, ${(gz.reduce((n, b) => n + b.length, 0) / 1e6).toFixed(1)} MB gzipped\n`);
+process.stdout.write(
+  `session: ${frames.length} frames, ${batches.length} batches, ${(gz.reduce((n, b) => n + b.length, 0) / 1e6).toFixed(1)} MB gzipped\n`,
+);
 
 // 2. Scoring against decoding.
 const time = (fn: () => void, reps = 5) => {
@@ -95,7 +107,11 @@ floorApp.post('/floor', async (req, reply) => {
   gunzipBatch(req.body as Buffer);
   // The payload goes as the ingest sends it (binary on PostgreSQL, hex decoded in C on PGlite).
   const payload = byteaParam(w.t.db, 3, req.body as Buffer);
-  await w.t.db.query(`insert into bench_pose_floor (session_id, seq, payload) values ($1, $2, ${payload.sql})`, [floorSession, floorSeq++, payload.value], { name: 'bench_pose_floor' });
+  await w.t.db.query(
+    `insert into bench_pose_floor (session_id, seq, payload) values ($1, $2, ${payload.sql})`,
+    [floorSession, floorSeq++, payload.value],
+    { name: 'bench_pose_floor' },
+  );
   return reply.status(201).send({ ok: true });
 });
 const floorUrl = await floorApp.listen({ host: '127.0.0.1', port: 0 });
@@ -139,10 +155,22 @@ const line = (name: string, v: string) => process.stdout.write(`${name.padEnd(52
 const rounds = (xs: Run[]) => xs.map((x) => x.rps.toFixed(0)).join(' ');
 const ratios = ingestRuns.map((x, k) => x.rps / floorRuns[k]!.rps);
 line('database', w.t.db.kind);
-line('rounds x seconds, connections, sessions', `${ROUNDS} x ${SECONDS} s, ${CONNECTIONS}, ${SESSIONS}   (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)})`);
-line('pose ingest, end to end (batches/s, median)', `${median(ingestRuns.map((x) => x.rps)).toFixed(0)}   rounds: ${rounds(ingestRuns)}   (not 201: ${ingestRuns.reduce((n, x) => n + x.other, 0)})`);
-line('floor: gunzip + one insert (batches/s, median)', `${median(floorRuns.map((x) => x.rps)).toFixed(0)}   rounds: ${rounds(floorRuns)}   (not 201: ${floorRuns.reduce((n, x) => n + x.other, 0)})`);
-line('ingest ratio, median of rounds (target >= 0.7)', `${median(ratios).toFixed(2)}   rounds: ${ratios.map((x) => x.toFixed(2)).join(' ')}`);
+line(
+  'rounds x seconds, connections, sessions',
+  `${ROUNDS} x ${SECONDS} s, ${CONNECTIONS}, ${SESSIONS}   (load average ${load0.toFixed(1)} -> ${load1.toFixed(1)})`,
+);
+line(
+  'pose ingest, end to end (batches/s, median)',
+  `${median(ingestRuns.map((x) => x.rps)).toFixed(0)}   rounds: ${rounds(ingestRuns)}   (not 201: ${ingestRuns.reduce((n, x) => n + x.other, 0)})`,
+);
+line(
+  'floor: gunzip + one insert (batches/s, median)',
+  `${median(floorRuns.map((x) => x.rps)).toFixed(0)}   rounds: ${rounds(floorRuns)}   (not 201: ${floorRuns.reduce((n, x) => n + x.other, 0)})`,
+);
+line(
+  'ingest ratio, median of rounds (target >= 0.7)',
+  `${median(ratios).toFixed(2)}   rounds: ${ratios.map((x) => x.toFixed(2)).join(' ')}`,
+);
 line('decode 54,000 frames (ms)', decodeMs.toFixed(1));
 line('decode + score 54,000 frames (ms)', scoreMs.toFixed(1));
 line('score / decode ratio (target < 10)', (scoreMs / decodeMs).toFixed(2));

@@ -9,7 +9,12 @@ export interface LoadResult {
 }
 
 /** Bounded load on a loopback URL: a fixed duration, a fixed number of connections, then it stops. */
-export async function load(url: string, headers: Record<string, string>, seconds = Number(process.env.BENCH_SECONDS ?? 8), connections = 16): Promise<LoadResult> {
+export async function load(
+  url: string,
+  headers: Record<string, string>,
+  seconds = Number(process.env.BENCH_SECONDS ?? 8),
+  connections = 16,
+): Promise<LoadResult> {
   const r = await autocannon({ url, headers, connections, duration: seconds, workers: 1 });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }

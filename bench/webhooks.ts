@@ -61,7 +61,9 @@ const config = parseConfig({
 });
 const rt = await createRuntime(config, { db: testDb.db });
 const db = testDb.db;
-const { rows: org } = await db.query<{ id: string }>(`insert into organizations (slug, name) values ($1, 'Bench clinic') returning id`, [`bench-${randomBytes(4).toString('hex')}`]);
+const { rows: org } = await db.query<{ id: string }>(`insert into organizations (slug, name) values ($1, 'Bench clinic') returning id`, [
+  `bench-${randomBytes(4).toString('hex')}`,
+]);
 const orgId = org[0]!.id;
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -77,7 +79,10 @@ async function floorRound(): Promise<number> {
     Array.from({ length: BATCH }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
-        const r = await sender.send(url, signDelivery({ id, type: 'organization.updated', data: { organization_id: orgId, changed: ['name'] } }, [secret]));
+        const r = await sender.send(
+          url,
+          signDelivery({ id, type: 'organization.updated', data: { organization_id: orgId, changed: ['name'] } }, [secret]),
+        );
         if (!r.ok) throw new Error(`floor delivery failed: ${r.error}`);
       }
     }),
@@ -106,7 +111,10 @@ async function oursRound(): Promise<number> {
   // Worker start-up (pg-boss start, queue checks) is not delivery work: measure from its first dispatch.
   const t1 = performance.now();
   for (;;) {
-    const { rows: done } = await db.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where subscription_id = $1 and status = 'delivered'`, [subId]);
+    const { rows: done } = await db.query<{ n: number }>(
+      `select count(*)::int as n from webhook_deliveries where subscription_id = $1 and status = 'delivered'`,
+      [subId],
+    );
     if (done[0]!.n === EVENTS) break;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -123,7 +131,9 @@ process.stdout.write(`webhook deliveries: ${EVENTS} events per round, batch/conc
 for (let i = 0; i < ROUNDS; i++) {
   floors.push(await floorRound());
   ours.push(await oursRound());
-  process.stdout.write(`round ${i + 1}: floor ${floors[i]!.toFixed(0)}/s   ours ${ours[i]!.toFixed(0)}/s   ratio ${(ours[i]! / floors[i]!).toFixed(2)}\n`);
+  process.stdout.write(
+    `round ${i + 1}: floor ${floors[i]!.toFixed(0)}/s   ours ${ours[i]!.toFixed(0)}/s   ratio ${(ours[i]! / floors[i]!).toFixed(2)}\n`,
+  );
 }
 const f = median(floors);
 const o = median(ours);

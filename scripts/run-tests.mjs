@@ -31,12 +31,21 @@ const env = { ...process.env, TEST_MODE: mode, LOG_LEVEL: process.env.LOG_LEVEL 
 if (mode === 'services') {
   env.TEST_DATABASE_URL ??= process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   env.TEST_REDIS_URL ??= process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  for (const [name, url] of [['PostgreSQL', env.TEST_DATABASE_URL], ['Redis', env.TEST_REDIS_URL]]) {
+  for (const [name, url] of [
+    ['PostgreSQL', env.TEST_DATABASE_URL],
+    ['Redis', env.TEST_REDIS_URL],
+  ]) {
     const { hostname, port } = new URL(url);
     const ok = await new Promise((resolve) => {
-      const s = net.connect({ host: hostname, port: Number(port) }, () => { s.end(); resolve(true); });
+      const s = net.connect({ host: hostname, port: Number(port) }, () => {
+        s.end();
+        resolve(true);
+      });
       s.on('error', () => resolve(false));
-      s.setTimeout(3000, () => { s.destroy(); resolve(false); });
+      s.setTimeout(3000, () => {
+        s.destroy();
+        resolve(false);
+      });
     });
     if (!ok) {
       console.error(`test:services needs ${name} at ${url}, and it is unreachable. Start it, or set TEST_DATABASE_URL / TEST_REDIS_URL.`);
@@ -50,8 +59,12 @@ delete env.REDIS_URL;
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 console.log(`running ${files.length} test files, mode ${mode}, concurrency ${concurrency}`);
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files], {
-  stdio: 'inherit',
-  env,
-});
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  {
+    stdio: 'inherit',
+    env,
+  },
+);
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

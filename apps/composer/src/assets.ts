@@ -54,7 +54,8 @@ export async function loadInventory(store: AssetStore, slug: string): Promise<In
     const first = [...Value.Errors(Manifest, manifest)][0];
     throw errors.validation({ exercise: `manifest.json is invalid: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim() });
   }
-  if (manifest.exercise !== slug) throw errors.validation({ exercise: `manifest.json names exercise "${manifest.exercise}", not "${slug}"` });
+  if (manifest.exercise !== slug)
+    throw errors.validation({ exercise: `manifest.json names exercise "${manifest.exercise}", not "${slug}"` });
   if (manifest.counts_per_audio_master % manifest.reps_per_video_block !== 0) {
     throw errors.validation({ exercise: 'manifest.json: counts_per_audio_master must be a multiple of reps_per_video_block' });
   }

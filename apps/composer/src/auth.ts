@@ -21,7 +21,9 @@ function payload(t: number, method: string, path: string, body: Buffer | string)
 /** The Authorization header value for a request (used by the core API, the CLI, tests and benches). */
 export function signRequest(secret: string, method: string, path: string, body: Buffer | string, now = Date.now()): string {
   const t = Math.floor(now / 1000);
-  const sig = createHmac('sha256', secret).update(payload(t, method, path, body)).digest('hex');
+  const sig = createHmac('sha256', secret)
+    .update(payload(t, method, path, body))
+    .digest('hex');
   return `${AUTH_SCHEME} t=${t}, sig=${sig}`;
 }
 

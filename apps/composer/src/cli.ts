@@ -43,11 +43,16 @@ export async function runCli(args: string[]): Promise<number> {
   }
   const delivery = createDelivery(config, logger);
   try {
-    const row = await importVideo({ db, delivery, tools: { ffmpeg: config.ffmpeg, ffprobe: config.ffprobe }, logger }, { slug, language, file });
+    const row = await importVideo(
+      { db, delivery, tools: { ffmpeg: config.ffmpeg, ffprobe: config.ffprobe }, logger },
+      { slug, language, file },
+    );
     // Local HLS segments in this process: wait for it, then record the ready state before leaving.
     await delivery.close();
     if (delivery.kind === 'local') await settleProcessingRenders({ db, delivery, logger }, { minAgeSeconds: 0 });
-    process.stdout.write(`${JSON.stringify({ render_id: row.id, stream_video_id: row.stream_video_id, playback_hls_url: row.playback_hls_url })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ render_id: row.id, stream_video_id: row.stream_video_id, playback_hls_url: row.playback_hls_url })}\n`,
+    );
     return 0;
   } catch (err) {
     if (err instanceof ImportError) {

@@ -82,7 +82,10 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
   if (problems.length) throw new ComposerConfigError(`invalid composer configuration: ${problems.join('; ')}`);
 
   const production = values.NODE_ENV === 'production';
-  const secrets = values.COMPOSER_AUTH_SECRETS?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  const secrets =
+    values.COMPOSER_AUTH_SECRETS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) ?? [];
   if (production && secrets.length === 0) {
     throw new ComposerConfigError('COMPOSER_AUTH_SECRETS is required when NODE_ENV=production: the composer refuses anonymous calls there');
   }
@@ -109,7 +112,9 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
     // The token travels to this address: plain HTTP only to a loopback test server, never in production.
     const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(api.hostname);
     if (api.protocol !== 'https:' && (production || !loopback)) {
-      throw new ComposerConfigError('STREAM_API_URL must use https (plain http is accepted only for a loopback test server outside production)');
+      throw new ComposerConfigError(
+        'STREAM_API_URL must use https (plain http is accepted only for a loopback test server outside production)',
+      );
     }
     delivery = {
       kind: 'stream',

@@ -35,7 +35,15 @@ export function run(
       if (m && opts.logger && Date.now() - lastLog >= 5000) {
         lastLog = Date.now();
         const done = Number(m[1]) / 1e6;
-        opts.logger.info({ render: opts.progress.label, seconds_done: Math.round(done), seconds_total: Math.round(opts.progress.totalSeconds), pct: Math.min(100, Math.round((100 * done) / opts.progress.totalSeconds)) }, 'render progress');
+        opts.logger.info(
+          {
+            render: opts.progress.label,
+            seconds_done: Math.round(done),
+            seconds_total: Math.round(opts.progress.totalSeconds),
+            pct: Math.min(100, Math.round((100 * done) / opts.progress.totalSeconds)),
+          },
+          'render progress',
+        );
       }
     });
     child.stderr.on('data', (chunk: string) => {
@@ -75,15 +83,38 @@ interface RawStream {
 }
 
 export async function probe(tools: Tools, file: string, timeoutMs = 20_000): Promise<Probe> {
-  const json = await run(tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_entries',
-    'format=duration:stream=codec_type,codec_name,width,height,pix_fmt,r_frame_rate,time_base,profile,sample_rate,channels,bit_rate', file], { timeoutMs });
+  const json = await run(
+    tools.ffprobe,
+    [
+      '-v',
+      'error',
+      '-print_format',
+      'json',
+      '-show_entries',
+      'format=duration:stream=codec_type,codec_name,width,height,pix_fmt,r_frame_rate,time_base,profile,sample_rate,channels,bit_rate',
+      file,
+    ],
+    { timeoutMs },
+  );
   const parsed = JSON.parse(json) as { format?: { duration?: string }; streams?: RawStream[] };
   const v = parsed.streams?.find((s) => s.codec_type === 'video');
   const a = parsed.streams?.find((s) => s.codec_type === 'audio');
   return {
     duration: Number(parsed.format?.duration ?? NaN),
-    video: v ? { codec: v.codec_name ?? '', width: v.width ?? 0, height: v.height ?? 0, pix_fmt: v.pix_fmt ?? '', frame_rate: v.r_frame_rate ?? '', time_base: v.time_base ?? '', profile: v.profile ?? '' } : null,
-    audio: a ? { codec: a.codec_name ?? '', sample_rate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0, bit_rate: Number(a.bit_rate ?? 0) } : null,
+    video: v
+      ? {
+          codec: v.codec_name ?? '',
+          width: v.width ?? 0,
+          height: v.height ?? 0,
+          pix_fmt: v.pix_fmt ?? '',
+          frame_rate: v.r_frame_rate ?? '',
+          time_base: v.time_base ?? '',
+          profile: v.profile ?? '',
+        }
+      : null,
+    audio: a
+      ? { codec: a.codec_name ?? '', sample_rate: Number(a.sample_rate ?? 0), channels: a.channels ?? 0, bit_rate: Number(a.bit_rate ?? 0) }
+      : null,
   };
 }
 
@@ -91,8 +122,16 @@ export async function probe(tools: Tools, file: string, timeoutMs = 20_000): Pro
  * The output check before upload: stream kinds and container duration only (no codec details), in
  * compact text. What it costs is mostly ffprobe's own start-up, so it asks for nothing more.
  */
-export async function checkOutput(tools: Tools, file: string, timeoutMs = 20_000): Promise<{ duration: number; video: number; audio: number }> {
-  const text = await run(tools.ffprobe, ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'default=noprint_wrappers=1', file], { timeoutMs });
+export async function checkOutput(
+  tools: Tools,
+  file: string,
+  timeoutMs = 20_000,
+): Promise<{ duration: number; video: number; audio: number }> {
+  const text = await run(
+    tools.ffprobe,
+    ['-v', 'error', '-show_entries', 'format=duration:stream=codec_type', '-of', 'default=noprint_wrappers=1', file],
+    { timeoutMs },
+  );
   const r = { duration: NaN, video: 0, audio: 0 };
   for (const line of text.split('\n')) {
     if (line === 'codec_type=video') r.video++;
@@ -104,5 +143,7 @@ export async function checkOutput(tools: Tools, file: string, timeoutMs = 20_000
 
 /** Codec parameters that must agree for concat with stream copy. */
 export const videoSignature = (p: Probe): string =>
-  p.video ? [p.video.codec, p.video.profile, p.video.width, p.video.height, p.video.pix_fmt, p.video.frame_rate, p.video.time_base].join('/') : 'none';
+  p.video
+    ? [p.video.codec, p.video.profile, p.video.width, p.video.height, p.video.pix_fmt, p.video.frame_rate, p.video.time_base].join('/')
+    : 'none';
 export const audioSignature = (p: Probe): string => (p.audio ? [p.audio.codec, p.audio.sample_rate, p.audio.channels].join('/') : 'none');

@@ -36,6 +36,8 @@ async function main(): Promise<void> {
 // With arguments it is the CLI (`npm run composer -- import <slug> <file>`), else the server.
 const cliArgs = process.argv.slice(2);
 (cliArgs.length ? runCli(cliArgs).then((code) => process.exit(code)) : main()).catch((err: unknown) => {
-  process.stderr.write(`Cannot start the composer: ${err instanceof ComposerConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+  process.stderr.write(
+    `Cannot start the composer: ${err instanceof ComposerConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`,
+  );
   process.exit(1);
 });

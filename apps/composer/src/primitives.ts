@@ -38,7 +38,13 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
   async function fetchOne(id: string, key: string, assetVersion: number): Promise<LocalPrimitive> {
     const path = join(root, `v${assetVersion}`, ...key.split('/'));
     const probePath = `${path}.probe.json`;
-    const [info, cached] = await Promise.all([store.head(key), stat(path).then((s) => s.size, () => -1)]);
+    const [info, cached] = await Promise.all([
+      store.head(key),
+      stat(path).then(
+        (s) => s.size,
+        () => -1,
+      ),
+    ]);
     if (!info) throw new Error(`asset ${key} disappeared from the store`);
     const remember = (local: LocalPrimitive) => {
       known.delete(id);
@@ -49,7 +55,10 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
     if (cached === info.size) {
       const mem = known.get(id);
       if (mem && mem.size === info.size) return remember(mem.local);
-      const p = await readFile(probePath, 'utf8').then((s) => JSON.parse(s) as Probe, () => null);
+      const p = await readFile(probePath, 'utf8').then(
+        (s) => JSON.parse(s) as Probe,
+        () => null,
+      );
       if (p) return remember({ path, probe: p });
     }
     await mkdir(dirname(path), { recursive: true });
@@ -93,11 +102,38 @@ export function createPrimitiveCache(store: AssetStore, root: string, tools: Too
       let p = conformed.get(path);
       if (!p) {
         p = (async () => {
-          if (await stat(path).then(() => true, () => false)) return path;
+          if (
+            await stat(path).then(
+              () => true,
+              () => false,
+            )
+          )
+            return path;
           const tmp = `${path}.${randomUUID()}.tmp.mp3`;
           try {
-            await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', local.path, '-map', '0:a:0', '-ar', String(rate), '-ac', String(channels),
-              '-c:a', 'libmp3lame', '-b:a', channels > 1 ? '128k' : '96k', tmp], { timeoutMs: 60_000 });
+            await run(
+              tools.ffmpeg,
+              [
+                '-hide_banner',
+                '-loglevel',
+                'error',
+                '-y',
+                '-i',
+                local.path,
+                '-map',
+                '0:a:0',
+                '-ar',
+                String(rate),
+                '-ac',
+                String(channels),
+                '-c:a',
+                'libmp3lame',
+                '-b:a',
+                channels > 1 ? '128k' : '96k',
+                tmp,
+              ],
+              { timeoutMs: 60_000 },
+            );
             await rename(tmp, path);
           } finally {
             await rm(tmp, { force: true });

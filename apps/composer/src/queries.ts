@@ -42,14 +42,22 @@ const RENDER_COLS = `id, exercise_id, recipe_hash, language, asset_version, stat
 
 export async function findExercise(tx: Queryable, slug: string): Promise<ExerciseRow | null> {
   const { rows } = await tx.query<ExerciseRow>(
-    'select id, organization_id, slug, kind, status, asset_version from exercises where slug = $1', [slug], { name: 'composer_exercise' });
+    'select id, organization_id, slug, kind, status, asset_version from exercises where slug = $1',
+    [slug],
+    { name: 'composer_exercise' },
+  );
   return rows[0] ?? null;
 }
 
-export async function findRender(tx: Queryable, key: { exerciseId: string; hash: string; language: string; assetVersion: number }): Promise<RenderRow | null> {
+export async function findRender(
+  tx: Queryable,
+  key: { exerciseId: string; hash: string; language: string; assetVersion: number },
+): Promise<RenderRow | null> {
   const { rows } = await tx.query<RenderRow>(
     `select ${RENDER_COLS} from exercise_renders where exercise_id = $1 and recipe_hash = $2 and language = $3 and asset_version = $4`,
-    [key.exerciseId, key.hash, key.language, key.assetVersion], { name: 'composer_find_render' });
+    [key.exerciseId, key.hash, key.language, key.assetVersion],
+    { name: 'composer_find_render' },
+  );
   return rows[0] ?? null;
 }
 
@@ -77,7 +85,12 @@ export async function claimRender(
     [r.exercise.id, r.token, r.hash, r.language, r.exercise.asset_version, r.staleSeconds],
   );
   if (taken.rows[0]) return { row: taken.rows[0], claimed: true };
-  const row = await findRender(tx, { exerciseId: r.exercise.id, hash: r.hash, language: r.language, assetVersion: r.exercise.asset_version });
+  const row = await findRender(tx, {
+    exerciseId: r.exercise.id,
+    hash: r.hash,
+    language: r.language,
+    assetVersion: r.exercise.asset_version,
+  });
   if (!row) throw new Error('render row vanished while claiming');
   return { row, claimed: false };
 }
@@ -87,7 +100,13 @@ export async function heartbeat(tx: Queryable, id: string, token: string): Promi
 }
 
 /** Stores the delivered video on the claimed row; false when the claim was lost meanwhile. */
-export async function completeRender(tx: Queryable, id: string, token: string, v: DeliveredVideo, durationSeconds: number): Promise<RenderRow | null> {
+export async function completeRender(
+  tx: Queryable,
+  id: string,
+  token: string,
+  v: DeliveredVideo,
+  durationSeconds: number,
+): Promise<RenderRow | null> {
   const { rows } = await tx.query<RenderRow & { organization_id: string | null }>(
     `update exercise_renders set status = $3, stream_video_id = $4, playback_hls_url = $5, duration_seconds = $6,
        claim_token = null, heartbeat_at = null
@@ -100,8 +119,10 @@ export async function completeRender(tx: Queryable, id: string, token: string, v
 }
 
 export async function failRender(tx: Queryable, id: string, token: string, error: string): Promise<void> {
-  await tx.query(`update exercise_renders set status = 'failed', error = $3, claim_token = null, heartbeat_at = null where id = $1 and claim_token = $2`,
-    [id, token, error.slice(0, 1000)]);
+  await tx.query(
+    `update exercise_renders set status = 'failed', error = $3, claim_token = null, heartbeat_at = null where id = $1 and claim_token = $2`,
+    [id, token, error.slice(0, 1000)],
+  );
 }
 
 /** Records what the provider now says about a processing row (ready or failed); idempotent. */
@@ -109,7 +130,8 @@ export async function settleProcessing(tx: Queryable, id: string, v: DeliveredVi
   if (v.state === 'processing') return;
   const { rows } = await tx.query<RenderRow & { organization_id: string | null }>(
     `update exercise_renders set status = $2, error = $3 where id = $1 and status = 'processing' returning ${RENDER_COLS}, organization_id`,
-    [id, v.state === 'ready' ? 'ready' : 'failed', v.error ?? null]);
+    [id, v.state === 'ready' ? 'ready' : 'failed', v.error ?? null],
+  );
   if (rows[0]?.status === 'ready') await emitReady(tx, rows[0]);
 }
 
@@ -117,12 +139,20 @@ export async function settleProcessing(tx: Queryable, id: string, v: DeliveredVi
 export async function listProcessing(tx: Queryable, limit: number, minAgeSeconds: number): Promise<RenderRow[]> {
   const { rows } = await tx.query<RenderRow>(
     `select ${RENDER_COLS} from exercise_renders where status = 'processing' and updated_at < now() - make_interval(secs => $2)
-     order by updated_at limit $1`, [limit, minAgeSeconds]);
+     order by updated_at limit $1`,
+    [limit, minAgeSeconds],
+  );
   return rows;
 }
 
 /** The row of an imported video (recipe hash `_imported`, no recipe): a re-import replaces the video. */
-export async function upsertImported(tx: Queryable, exercise: ExerciseRow, language: string, v: DeliveredVideo, durationSeconds: number): Promise<RenderRow> {
+export async function upsertImported(
+  tx: Queryable,
+  exercise: ExerciseRow,
+  language: string,
+  v: DeliveredVideo,
+  durationSeconds: number,
+): Promise<RenderRow> {
   const { rows } = await tx.query<RenderRow>(
     `insert into exercise_renders (exercise_id, organization_id, recipe_hash, language, asset_version, recipe, status, stream_video_id, playback_hls_url, duration_seconds)
      values ($1, $2, '_imported', $3, $4, null, $5, $6, $7, $8)
@@ -130,14 +160,31 @@ export async function upsertImported(tx: Queryable, exercise: ExerciseRow, langu
        set status = excluded.status, stream_video_id = excluded.stream_video_id, playback_hls_url = excluded.playback_hls_url,
            duration_seconds = excluded.duration_seconds, error = null
      returning ${RENDER_COLS}`,
-    [exercise.id, exercise.organization_id, language, exercise.asset_version, v.state === 'ready' ? 'ready' : 'processing', v.streamVideoId, v.playbackHlsUrl, durationSeconds],
+    [
+      exercise.id,
+      exercise.organization_id,
+      language,
+      exercise.asset_version,
+      v.state === 'ready' ? 'ready' : 'processing',
+      v.streamVideoId,
+      v.playbackHlsUrl,
+      durationSeconds,
+    ],
   );
   return rows[0]!;
 }
 
 async function emitReady(tx: Queryable, row: RenderRow & { organization_id: string | null }): Promise<void> {
-  await tx.query(`select app.emit_event($1, 'exercise.render_ready', $2::jsonb)`, [row.organization_id, JSON.stringify({
-    render_id: row.id, exercise_id: row.exercise_id, recipe_hash: row.recipe_hash, language: row.language,
-    asset_version: row.asset_version, stream_video_id: row.stream_video_id, playback_hls_url: row.playback_hls_url,
-  })]);
+  await tx.query(`select app.emit_event($1, 'exercise.render_ready', $2::jsonb)`, [
+    row.organization_id,
+    JSON.stringify({
+      render_id: row.id,
+      exercise_id: row.exercise_id,
+      recipe_hash: row.recipe_hash,
+      language: row.language,
+      asset_version: row.asset_version,
+      stream_video_id: row.stream_video_id,
+      playback_hls_url: row.playback_hls_url,
+    }),
+  ]);
 }

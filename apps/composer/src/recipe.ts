@@ -45,7 +45,11 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj)
+      .sort()
+      .filter((k) => obj[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -86,7 +90,10 @@ export function buildRecipe(req: ComposeRequest, inv: Inventory): Recipe {
   };
   const audioOf = (slot: Slot, label: string): string => {
     const pool = audioPool[slot] ?? [];
-    if (!pool.length) throw errors.validation({ language: `the exercise has no ${slot} voice-over in "${req.language}" (audio/${req.language}/${slot}-vo-{n}.mp3)` });
+    if (!pool.length)
+      throw errors.validation({
+        language: `the exercise has no ${slot} voice-over in "${req.language}" (audio/${req.language}/${slot}-vo-{n}.mp3)`,
+      });
     return `audio/${req.language}/${slot}-vo-${pick(pool, req.seed, label)}.mp3`;
   };
   const plain = (slot: 'intro' | 'pauza' | 'outro', label: string): Segment => ({

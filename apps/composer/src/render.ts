@@ -113,31 +113,80 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
   const target = audioTarget(vo);
   const targetSignature = `mp3/${target.rate}/${target.channels}`;
   const odd = vo.filter((a) => audioSignature(a.probe) !== targetSignature);
-  const conformed = new Map(await Promise.all(odd.map(async (a) => [a, await o.primitives.conformAudio(a, target.rate, target.channels)] as const)));
+  const conformed = new Map(
+    await Promise.all(odd.map(async (a) => [a, await o.primitives.conformAudio(a, target.rate, target.channels)] as const)),
+  );
   const copyAudio = odd.length === 0;
   const longestGap = Math.max(0, ...audio.map((e) => ('silence' in e ? e.silence : 0)));
   const silence = longestGap > 0 ? await silenceFile(o, target.rate, target.channels, longestGap) : null;
 
-  const entries: AudioEntry[] = audio.map((e) => ('silence' in e ? { path: silence!, length: e.silence } : { path: conformed.get(prim(e.name)) ?? prim(e.name).path, length: e.length }));
-  const videoList = ['ffconcat version 1.0', ...videos.flatMap((v) => [`file ${q(v.path)}`, `duration ${sec(v.probe.duration)}`])].join('\n');
-  const audioList = ['ffconcat version 1.0', ...entries.flatMap((e) => [`file ${q(e.path)}`, `duration ${sec(e.length)}`, `outpoint ${sec(e.length)}`])].join('\n');
-  await Promise.all([writeFile(join(o.dir, 'video.txt'), videoList + '\n'), writeFile(join(o.dir, 'audio.txt'), audioList + '\n')]);
+  const entries: AudioEntry[] = audio.map((e) =>
+    'silence' in e ? { path: silence!, length: e.silence } : { path: conformed.get(prim(e.name)) ?? prim(e.name).path, length: e.length },
+  );
+  const videoList = ['ffconcat version 1.0', ...videos.flatMap((v) => [`file ${q(v.path)}`, `duration ${sec(v.probe.duration)}`])].join(
+    '\n',
+  );
+  const audioList = [
+    'ffconcat version 1.0',
+    ...entries.flatMap((e) => [`file ${q(e.path)}`, `duration ${sec(e.length)}`, `outpoint ${sec(e.length)}`]),
+  ].join('\n');
+  await Promise.all([writeFile(join(o.dir, 'video.txt'), `${videoList}\n`), writeFile(join(o.dir, 'audio.txt'), `${audioList}\n`)]);
 
   const out = join(o.dir, 'out.mp4');
   const v0 = videos[0]!.probe.video;
   const videoCodec = copyVideo
     ? ['-c:v', 'copy']
-    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', ...(v0 ? ['-vf', `scale=${v0.width}:${v0.height},fps=${v0.frame_rate}`] : [])];
+    : [
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        '-crf',
+        '20',
+        '-pix_fmt',
+        'yuv420p',
+        ...(v0 ? ['-vf', `scale=${v0.width}:${v0.height},fps=${v0.frame_rate}`] : []),
+      ];
   const t1 = performance.now();
   if (!copyVideo) o.logger.warn({ render: o.label }, 'video primitives differ in codec parameters; re-encoding the video track');
-  if (!copyAudio) o.logger.warn({ render: o.label, converted: odd.length, target: targetSignature }, 'voice-overs differ in codec parameters; the odd ones were converted (kept for later renders)');
+  if (!copyAudio)
+    o.logger.warn(
+      { render: o.label, converted: odd.length, target: targetSignature },
+      'voice-overs differ in codec parameters; the odd ones were converted (kept for later renders)',
+    );
   try {
-    await run(o.tools.ffmpeg, [
-      '-hide_banner', '-loglevel', 'error', '-y',
-      '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'video.txt'),
-      '-f', 'concat', '-safe', '0', '-i', join(o.dir, 'audio.txt'),
-      '-map', '0:v:0', '-map', '1:a:0', ...videoCodec, '-c:a', 'copy', '-f', 'mp4', out,
-    ], { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } });
+    await run(
+      o.tools.ffmpeg,
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        join(o.dir, 'video.txt'),
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        join(o.dir, 'audio.txt'),
+        '-map',
+        '0:v:0',
+        '-map',
+        '1:a:0',
+        ...videoCodec,
+        '-c:a',
+        'copy',
+        '-f',
+        'mp4',
+        out,
+      ],
+      { timeoutMs: o.timeoutMs, logger: o.logger, progress: { label: o.label, totalSeconds: expected } },
+    );
   } catch (err) {
     // The memory of local files may be stale: a copy, a conversion or a silence file removed under
     // it (COMPOSER_CACHE_DIR may be emptied at any time). Then everything is checked again and the
@@ -145,7 +194,16 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
     o.primitives.forget();
     if (silence) knownSilence.delete(silence);
     const inputs = [...new Set([...videos.map((v) => v.path), ...entries.map((e) => e.path)])];
-    const missing = (await Promise.all(inputs.map((f) => stat(f).then(() => false, () => true)))).some(Boolean);
+    const missing = (
+      await Promise.all(
+        inputs.map((f) =>
+          stat(f).then(
+            () => false,
+            () => true,
+          ),
+        ),
+      )
+    ).some(Boolean);
     if (missing && !o.retry) return renderRecipe(recipe, { ...o, retry: true });
     throw err;
   }
@@ -157,7 +215,8 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
   // for: the check costs one process start, not a full probe.
   const p = await checkOutput(o.tools, out);
   const tolerance = 0.1 + 0.005 * recipe.segments.length;
-  if (p.video !== 1 || p.audio !== 1) throw new RenderCheckError(`rendered file has ${p.video} video and ${p.audio} audio streams, not one of each`);
+  if (p.video !== 1 || p.audio !== 1)
+    throw new RenderCheckError(`rendered file has ${p.video} video and ${p.audio} audio streams, not one of each`);
   if (!(Math.abs(p.duration - expected) <= tolerance)) {
     throw new RenderCheckError(`rendered duration ${p.duration.toFixed(3)} s differs from the expected ${expected.toFixed(3)} s`);
   }
@@ -181,15 +240,39 @@ async function silenceFile(o: RenderOptions, rate: number, channels: number, sec
   const len = Math.max(8, 2 ** Math.ceil(Math.log2(seconds + 1)));
   const path = join(o.silenceDir, `silence-${rate}-${channels}-${len}.mp3`);
   if (knownSilence.has(path)) return path;
-  if (await stat(path).then(() => true, () => false)) {
+  if (
+    await stat(path).then(
+      () => true,
+      () => false,
+    )
+  ) {
     knownSilence.add(path);
     return path;
   }
   await mkdir(o.silenceDir, { recursive: true });
   const tmp = `${path}.${randomUUID()}.tmp.mp3`;
   try {
-    await run(o.tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `anullsrc=r=${rate}:cl=${channels === 1 ? 'mono' : 'stereo'}`,
-      '-t', String(len), '-c:a', 'libmp3lame', '-b:a', '32k', tmp], { timeoutMs: 30_000 });
+    await run(
+      o.tools.ffmpeg,
+      [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `anullsrc=r=${rate}:cl=${channels === 1 ? 'mono' : 'stereo'}`,
+        '-t',
+        String(len),
+        '-c:a',
+        'libmp3lame',
+        '-b:a',
+        '32k',
+        tmp,
+      ],
+      { timeoutMs: 30_000 },
+    );
     await rename(tmp, path);
   } finally {
     await rm(tmp, { force: true });

@@ -59,52 +59,78 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
   const authenticate = async (request: FastifyRequest) => {
     if (!o.authSecrets) return; // development default (refused in production by the config)
     const path = request.url.split('?')[0]!;
-    verifyRequest(o.authSecrets, request.headers.authorization, { method: request.method, path, body: request.rawBody ?? Buffer.alloc(0) }, o.authMaxSkewSeconds);
+    verifyRequest(
+      o.authSecrets,
+      request.headers.authorization,
+      { method: request.method, path, body: request.rawBody ?? Buffer.alloc(0) },
+      o.authMaxSkewSeconds,
+    );
   };
 
-  r.post('/v1/compose', {
-    // Authentication before validation: an unsigned caller learns only 401.
-    preValidation: authenticate,
-    schema: {
-      operationId: 'compose',
-      body: ComposeBody,
-      response: { 200: DataOf(Render), 201: DataOf(Render), 400: ErrorResponse, 401: ErrorResponse, 500: ErrorResponse, 502: ErrorResponse, 503: ErrorResponse },
-    },
-  }, async (request, reply) => {
-    const { row, exercise, created } = await o.composer.compose(request.body);
-    reply.status(created ? 201 : 200);
-    return {
-      data: {
-        id: row.id,
-        exercise,
-        language: row.language,
-        recipe_hash: row.recipe_hash,
-        asset_version: row.asset_version,
-        status: row.status as 'processing' | 'ready',
-        stream_video_id: row.stream_video_id!,
-        playback_hls_url: row.playback_hls_url!,
-        duration_seconds: row.duration_seconds,
-        cached: !created,
+  r.post(
+    '/v1/compose',
+    {
+      // Authentication before validation: an unsigned caller learns only 401.
+      preValidation: authenticate,
+      schema: {
+        operationId: 'compose',
+        body: ComposeBody,
+        response: {
+          200: DataOf(Render),
+          201: DataOf(Render),
+          400: ErrorResponse,
+          401: ErrorResponse,
+          500: ErrorResponse,
+          502: ErrorResponse,
+          503: ErrorResponse,
+        },
       },
-    };
-  });
+    },
+    async (request, reply) => {
+      const { row, exercise, created } = await o.composer.compose(request.body);
+      reply.status(created ? 201 : 200);
+      return {
+        data: {
+          id: row.id,
+          exercise,
+          language: row.language,
+          recipe_hash: row.recipe_hash,
+          asset_version: row.asset_version,
+          status: row.status as 'processing' | 'ready',
+          stream_video_id: row.stream_video_id!,
+          playback_hls_url: row.playback_hls_url!,
+          duration_seconds: row.duration_seconds,
+          cached: !created,
+        },
+      };
+    },
+  );
 
   // Players fetch playlists and segments without credentials; ids are random UUIDs and the
   // content is library video, not patient data.
   if (o.hlsFile) {
     const hlsFile = o.hlsFile;
-    r.get('/v1/hls/:id/:file', { schema: { params: Type.Object({ id: Type.String({ maxLength: 36 }), file: Type.String({ maxLength: 20 }) }) } }, async (request, reply) => {
-      const path = hlsFile(request.params.id, request.params.file);
-      const size = path ? await stat(path).then((s) => s.size, () => null) : null;
-      if (!path || size === null) throw errors.notFound();
-      const playlist = path.endsWith('.m3u8');
-      reply.header('content-type', playlist ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
-      reply.header('content-length', String(size));
-      reply.header('access-control-allow-origin', '*');
-      // A VOD playlist appears complete and never changes, so everything is immutable.
-      reply.header('cache-control', 'public, max-age=31536000, immutable');
-      return reply.send(createReadStream(path));
-    });
+    r.get(
+      '/v1/hls/:id/:file',
+      { schema: { params: Type.Object({ id: Type.String({ maxLength: 36 }), file: Type.String({ maxLength: 20 }) }) } },
+      async (request, reply) => {
+        const path = hlsFile(request.params.id, request.params.file);
+        const size = path
+          ? await stat(path).then(
+              (s) => s.size,
+              () => null,
+            )
+          : null;
+        if (!path || size === null) throw errors.notFound();
+        const playlist = path.endsWith('.m3u8');
+        reply.header('content-type', playlist ? 'application/vnd.apple.mpegurl' : 'video/mp2t');
+        reply.header('content-length', String(size));
+        reply.header('access-control-allow-origin', '*');
+        // A VOD playlist appears complete and never changes, so everything is immutable.
+        reply.header('cache-control', 'public, max-age=31536000, immutable');
+        return reply.send(createReadStream(path));
+      },
+    );
   }
 
   r.get('/health', async () => ({ status: 'healthy' }));

@@ -71,16 +71,24 @@ export function createComposer(d: ComposerDeps) {
     if (warmed.size > 1000) warmed.delete(warmed.values().next().value!);
     const keys = [
       ...Object.entries(inv.video).flatMap(([slot, ns]) => ns.map((n) => videoKey(ex.slug, slot as Slot, n))),
-      ...Object.entries(inv.audio).flatMap(([lang, pool]) => Object.entries(pool).flatMap(([slot, ns]) => ns.map((n) => audioKey(ex.slug, lang, slot as Slot, n)))),
+      ...Object.entries(inv.audio).flatMap(([lang, pool]) =>
+        Object.entries(pool).flatMap(([slot, ns]) => ns.map((n) => audioKey(ex.slug, lang, slot as Slot, n))),
+      ),
     ];
-    track((async () => {
-      let failed = 0;
-      for (const key of keys) {
-        if (closed) return;
-        await primitives.get(key, ex.asset_version).catch(() => failed++);
-      }
-      if (failed) d.logger.warn({ exercise: ex.slug, asset_version: ex.asset_version, failed }, 'some primitives could not be prepared; they are fetched when a render needs them');
-    })());
+    track(
+      (async () => {
+        let failed = 0;
+        for (const key of keys) {
+          if (closed) return;
+          await primitives.get(key, ex.asset_version).catch(() => failed++);
+        }
+        if (failed)
+          d.logger.warn(
+            { exercise: ex.slug, asset_version: ex.asset_version, failed },
+            'some primitives could not be prepared; they are fetched when a render needs them',
+          );
+      })(),
+    );
   }
 
   function track<T>(p: Promise<T>): void {
@@ -91,17 +99,19 @@ export function createComposer(d: ComposerDeps) {
 
   /** Asks the provider until the video plays or fails, then records it (the sweep job is the safety net). */
   function followUp(row: q.RenderRow): void {
-    track((async () => {
-      const deadline = Date.now() + 15 * 60_000;
-      while (!closed && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, d.pollIntervalMs));
-        const v = await d.delivery.status(row.stream_video_id!);
-        if (v.state !== 'processing') {
-          await q.asComposer(d.db, (tx) => q.settleProcessing(tx, row.id, v));
-          return;
+    track(
+      (async () => {
+        const deadline = Date.now() + 15 * 60_000;
+        while (!closed && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, d.pollIntervalMs));
+          const v = await d.delivery.status(row.stream_video_id!);
+          if (v.state !== 'processing') {
+            await q.asComposer(d.db, (tx) => q.settleProcessing(tx, row.id, v));
+            return;
+          }
         }
-      }
-    })());
+      })(),
+    );
   }
 
   async function render(ex: q.ExerciseRow, row: q.RenderRow, token: string, recipe: ReturnType<typeof buildRecipe>): Promise<q.RenderRow> {
@@ -111,18 +121,34 @@ export function createComposer(d: ComposerDeps) {
     const beat = setInterval(() => void q.asComposer(d.db, (tx) => q.heartbeat(tx, row.id, token)).catch(() => undefined), HEARTBEAT_MS);
     try {
       const out = await renderRecipe(recipe, {
-        slug: ex.slug, assetVersion: ex.asset_version, primitives, tools: d.tools, dir, silenceDir: join(d.cacheDir, 'silence'),
-        timeoutMs: d.renderTimeoutSeconds * 1000, logger: d.logger, label,
+        slug: ex.slug,
+        assetVersion: ex.asset_version,
+        primitives,
+        tools: d.tools,
+        dir,
+        silenceDir: join(d.cacheDir, 'silence'),
+        timeoutMs: d.renderTimeoutSeconds * 1000,
+        logger: d.logger,
+        label,
       });
       const rendered = Date.now();
       const video = await d.delivery.upload(out.file, { name: label.replace(/\//g, '_') });
       const uploaded = Date.now();
       const done = await q.asComposer(d.db, (tx) => q.completeRender(tx, row.id, token, video, out.durationSeconds));
       if (!done) throw new Error('the render claim was taken over by another instance');
-      d.logger.info({
-        render: label, duration_s: out.durationSeconds, copied: out.copied, render_ms: rendered - started, ...out.timings,
-        upload_ms: uploaded - rendered, complete_ms: Date.now() - uploaded, state: video.state,
-      }, 'render done');
+      d.logger.info(
+        {
+          render: label,
+          duration_s: out.durationSeconds,
+          copied: out.copied,
+          render_ms: rendered - started,
+          ...out.timings,
+          upload_ms: uploaded - rendered,
+          complete_ms: Date.now() - uploaded,
+          state: video.state,
+        },
+        'render done',
+      );
       if (done.status === 'processing') followUp(done);
       return done;
     } catch (err) {
@@ -139,7 +165,13 @@ export function createComposer(d: ComposerDeps) {
   }
 
   /** The cache lookup, the claim between instances, and the render when this call holds the claim. */
-  async function resolve(ex: q.ExerciseRow, inv: Inventory, language: string, recipe: ReturnType<typeof buildRecipe>, hash: string): Promise<ComposeResult> {
+  async function resolve(
+    ex: q.ExerciseRow,
+    inv: Inventory,
+    language: string,
+    recipe: ReturnType<typeof buildRecipe>,
+    hash: string,
+  ): Promise<ComposeResult> {
     const key = { exerciseId: ex.id, hash, language, assetVersion: ex.asset_version };
     const deadline = Date.now() + d.renderTimeoutSeconds * 1000 * 2;
     for (;;) {
@@ -156,7 +188,10 @@ export function createComposer(d: ComposerDeps) {
       }
       if (row.status === 'ready' || row.status === 'processing') return { row, exercise: ex.slug, created: false };
       // Another instance renders this key: wait for its row to move on, then look again.
-      if (Date.now() > deadline) throw new AppError(503, 'render_busy', 'The same video is still being rendered; retry shortly.', { headers: { 'retry-after': '5' } });
+      if (Date.now() > deadline)
+        throw new AppError(503, 'render_busy', 'The same video is still being rendered; retry shortly.', {
+          headers: { 'retry-after': '5' },
+        });
       await new Promise((r) => setTimeout(r, 250));
     }
   }
@@ -167,7 +202,8 @@ export function createComposer(d: ComposerDeps) {
       if (req.sets.length > d.maxSets) throw errors.validation({ sets: `at most ${d.maxSets} sets` });
       const ex = await q.asComposer(d.db, (tx) => q.findExercise(tx, req.exercise));
       if (!ex) throw errors.validation({ exercise: `unknown exercise "${req.exercise}"` });
-      if (ex.kind !== 'reps_based') throw errors.validation({ exercise: 'a duration-based exercise has no primitives: its video is imported' });
+      if (ex.kind !== 'reps_based')
+        throw errors.validation({ exercise: 'a duration-based exercise has no primitives: its video is imported' });
       const inv = await inventory(ex.slug, ex.asset_version);
       const recipe = buildRecipe(req, inv);
       const hash = recipeHash(recipe);

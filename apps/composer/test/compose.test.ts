@@ -38,8 +38,15 @@ describe('composer: rendering, cache and delivery on real media', () => {
   });
   after(() => t.close());
 
-  const body = (seed: number, sets = [{ side: 'left', reps: 10 }, { side: 'right', reps: 5 }]) => ({ exercise: slug, language: 'en', sets, seed });
-  const recipeOf = async (id: string) => (await t.db.query<{ recipe: Recipe }>('select recipe from exercise_renders where id = $1', [id])).rows[0]!.recipe;
+  const body = (
+    seed: number,
+    sets = [
+      { side: 'left', reps: 10 },
+      { side: 'right', reps: 5 },
+    ],
+  ) => ({ exercise: slug, language: 'en', sets, seed });
+  const recipeOf = async (id: string) =>
+    (await t.db.query<{ recipe: Recipe }>('select recipe from exercise_renders where id = $1', [id])).rows[0]!.recipe;
   const sourceOf = (streamVideoId: string) => join((t.config.delivery as { root: string }).root, streamVideoId, 'source.mp4');
 
   it('bakes the video: expected duration, streams, and every segment in order with its voice-over', async () => {
@@ -60,7 +67,10 @@ describe('composer: rendering, cache and delivery on real media', () => {
     assert.ok(Math.abs(data.duration_seconds - p.duration) < 0.01);
 
     const recipe = await recipeOf(data.id);
-    assert.deepEqual(recipe.segments.map((s) => s.slot), ['intro', 'rep-left', 'pauza', 'rep-right', 'outro']);
+    assert.deepEqual(
+      recipe.segments.map((s) => s.slot),
+      ['intro', 'rep-left', 'pauza', 'rep-right', 'outro'],
+    );
     const video = (name: string) => FIXTURE.videos.find((v) => v.file === name)!;
     const tone = (name: string) => FIXTURE.tones.find((x) => x.file === name)!;
     let at = 0;
@@ -93,7 +103,10 @@ describe('composer: rendering, cache and delivery on real media', () => {
     assert.equal(seg.headers['content-type'], 'video/mp2t');
     assert.equal((await t.svc.app.inject({ method: 'GET', url: `/v1/hls/${data.stream_video_id}/../../x` })).statusCode, 404);
     // A ready render emitted its domain event in the same transaction.
-    const ev = await t.db.query<{ n: number }>(`select count(*)::int as n from domain_events where type = 'exercise.render_ready' and data->>'render_id' = $1`, [data.id]);
+    const ev = await t.db.query<{ n: number }>(
+      `select count(*)::int as n from domain_events where type = 'exercise.render_ready' and data->>'render_id' = $1`,
+      [data.id],
+    );
     assert.equal(ev.rows[0]!.n, 1);
   });
 
@@ -113,11 +126,22 @@ describe('composer: rendering, cache and delivery on real media', () => {
 
   it('a cache hit touches neither ffmpeg nor the delivery provider', async () => {
     // A second instance on the same database whose ffmpeg does not exist and whose provider throws.
-    const config = parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, 'data2'), COMPOSER_CACHE_DIR: join(t.scratch, 'cache2'), COMPOSER_ASSETS_DIR: t.assetsDir, FFMPEG_PATH: '/nonexistent/ffmpeg', FFPROBE_PATH: '/nonexistent/ffprobe' });
+    const config = parseComposerConfig({
+      NODE_ENV: 'test',
+      DATA_DIR: join(t.scratch, 'data2'),
+      COMPOSER_CACHE_DIR: join(t.scratch, 'cache2'),
+      COMPOSER_ASSETS_DIR: t.assetsDir,
+      FFMPEG_PATH: '/nonexistent/ffmpeg',
+      FFPROBE_PATH: '/nonexistent/ffprobe',
+    });
     const refuse = (): never => {
       throw new Error('provider touched');
     };
-    const svc = await buildComposerService(config, { db: t.db, logger: pino({ level: 'silent' }), delivery: { kind: 'stream', upload: refuse, status: refuse, close: async () => {} } });
+    const svc = await buildComposerService(config, {
+      db: t.db,
+      logger: pino({ level: 'silent' }),
+      delivery: { kind: 'stream', upload: refuse, status: refuse, close: async () => {} },
+    });
     try {
       const res = await svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(7) });
       assert.equal(res.statusCode, 200, res.body);
@@ -132,17 +156,31 @@ describe('composer: rendering, cache and delivery on real media', () => {
   });
 
   it('concurrent identical requests render once, within one instance and across two', async () => {
-    const one = counting((t.svc.delivery));
-    const mk = async (n: number) => buildComposerService(parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, `d${n}`), COMPOSER_CACHE_DIR: join(t.scratch, `c${n}`), COMPOSER_ASSETS_DIR: t.assetsDir }), { db: t.db, logger: pino({ level: 'silent' }), delivery: one.p });
+    const one = counting(t.svc.delivery);
+    const mk = async (n: number) =>
+      buildComposerService(
+        parseComposerConfig({
+          NODE_ENV: 'test',
+          DATA_DIR: join(t.scratch, `d${n}`),
+          COMPOSER_CACHE_DIR: join(t.scratch, `c${n}`),
+          COMPOSER_ASSETS_DIR: t.assetsDir,
+        }),
+        { db: t.db, logger: pino({ level: 'silent' }), delivery: one.p },
+      );
     const [a, b] = [await mk(1), await mk(2)];
     try {
-      const req = body(11, [{ side: 'left', reps: 20 }, { side: 'left', reps: 15 }]);
+      const req = body(11, [
+        { side: 'left', reps: 20 },
+        { side: 'left', reps: 15 },
+      ]);
       const results = await Promise.all([a, a, a, b, b, b].map((s) => s.app.inject({ method: 'POST', url: '/v1/compose', payload: req })));
       const statuses = results.map((r) => r.statusCode).sort();
       assert.deepEqual(statuses, [200, 200, 200, 200, 200, 201], results.map((r) => r.body).join('\n'));
       assert.equal(new Set(results.map((r) => r.json().data.id)).size, 1);
       assert.equal(one.calls.upload, 1);
-      const n = await t.db.query<{ n: number }>(`select count(*)::int as n from exercise_renders where recipe_hash = $1`, [results[0]!.json().data.recipe_hash]);
+      const n = await t.db.query<{ n: number }>(`select count(*)::int as n from exercise_renders where recipe_hash = $1`, [
+        results[0]!.json().data.recipe_hash,
+      ]);
       assert.equal(n.rows[0]!.n, 1);
     } finally {
       await a.close();
@@ -166,7 +204,7 @@ describe('composer: rendering, cache and delivery on real media', () => {
     assert.equal((await t.compose(body(7))).json().data.id, first.id);
   });
 
-  it('primitives that differ in codec parameters: the video is re-encoded at the first video\'s size, the odd voice-over converted alone', async () => {
+  it("primitives that differ in codec parameters: the video is re-encoded at the first video's size, the odd voice-over converted alone", async () => {
     // The rep block is twice the size of the others; the intro voice-over has half the sample rate.
     const mixed = 'cmp-mixed';
     const dir = join(t.assetsDir, mixed);
@@ -189,7 +227,11 @@ describe('composer: rendering, cache and delivery on real media', () => {
     // The audio track stays a stream copy of mp3 at the voice-overs' common rate.
     assert.equal(p.audio?.codec, 'mp3');
     assert.equal(p.audio?.sample_rate, 44100);
-    for (const [at, rgb, hz] of [[1, [255, 0, 0], 400], [3, [0, 0, 255], 1000], [4.5, [0, 255, 0], 1600]] as const) {
+    for (const [at, rgb, hz] of [
+      [1, [255, 0, 0], 400],
+      [3, [0, 0, 255], 1000],
+      [4.5, [0, 255, 0], 1600],
+    ] as const) {
       const got = await colorAt(file, at);
       assert.ok(near(got, [...rgb]), `colour at ${at}s: got ${got}, want ${rgb}`);
       const tone = await toneAt(file, at - 0.4);
@@ -211,10 +253,17 @@ describe('composer: rendering, cache and delivery on real media', () => {
 
     // An instance that trusts local copies for a minute, its cache folder emptied between renders.
     const cacheDir = join(t.scratch, 'cache-ttl');
-    const config = parseComposerConfig({ NODE_ENV: 'test', DATA_DIR: join(t.scratch, 'data-ttl'), COMPOSER_CACHE_DIR: cacheDir, COMPOSER_ASSETS_DIR: t.assetsDir, COMPOSER_INVENTORY_TTL_SECONDS: '60' });
+    const config = parseComposerConfig({
+      NODE_ENV: 'test',
+      DATA_DIR: join(t.scratch, 'data-ttl'),
+      COMPOSER_CACHE_DIR: cacheDir,
+      COMPOSER_ASSETS_DIR: t.assetsDir,
+      COMPOSER_INVENTORY_TTL_SECONDS: '60',
+    });
     const svc = await buildComposerService(config, { db: t.db, logger: pino({ level: 'silent' }) });
     try {
-      const compose = (seed: number) => svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(seed, [{ side: 'right', reps: 10 }]) });
+      const compose = (seed: number) =>
+        svc.app.inject({ method: 'POST', url: '/v1/compose', payload: body(seed, [{ side: 'right', reps: 10 }]) });
       const seeds = [...Array(40).keys()].map((n) => 1000 + n);
       const first = await compose(seeds[0]!);
       assert.equal(first.statusCode, 201, first.body);

@@ -53,12 +53,18 @@ export async function startComposerTest(opts: { env?: Record<string, string>; de
     async addExercise(slug, o = {}) {
       const { rows } = await test.db.query<{ id: string }>(
         `insert into exercises (slug, name, kind, status, asset_version) values ($1, $1, $2, 'published', $3) returning id`,
-        [slug, o.kind ?? 'reps_based', o.assetVersion ?? 1]);
+        [slug, o.kind ?? 'reps_based', o.assetVersion ?? 1],
+      );
       return rows[0]!.id;
     },
     async compose(body, headers = {}) {
       const payload = typeof body === 'string' ? body : JSON.stringify(body);
-      const res = await svc.app.inject({ method: 'POST', url: '/v1/compose', payload, headers: { 'content-type': 'application/json', ...headers } });
+      const res = await svc.app.inject({
+        method: 'POST',
+        url: '/v1/compose',
+        payload,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
       return { statusCode: res.statusCode, body: res.body, json: () => res.json() };
     },
     async close() {

@@ -26,15 +26,60 @@ const hex = (c: [number, number, number]) => `0x${c.map((v) => v.toString(16).pa
 export async function makeVideo(root: string, v: VideoSpec, size = '160x120', rate = 25): Promise<void> {
   const out = join(root, v.file);
   await mkdir(dirname(out), { recursive: true });
-  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `color=c=${hex(v.color)}:s=${size}:r=${rate}:d=${v.seconds}`,
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '250', '-bf', '0', '-video_track_timescale', '12800', '-an', out], { timeoutMs: 60_000 });
+  await run(
+    tools.ffmpeg,
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `color=c=${hex(v.color)}:s=${size}:r=${rate}:d=${v.seconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-g',
+      '250',
+      '-bf',
+      '0',
+      '-video_track_timescale',
+      '12800',
+      '-an',
+      out,
+    ],
+    { timeoutMs: 60_000 },
+  );
 }
 
 export async function makeTone(root: string, t: ToneSpec, sampleRate = 44100): Promise<void> {
   const out = join(root, t.file);
   await mkdir(dirname(out), { recursive: true });
-  await run(tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=${t.hz}:sample_rate=${sampleRate}:duration=${t.seconds}`,
-    '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '64k', out], { timeoutMs: 60_000 });
+  await run(
+    tools.ffmpeg,
+    [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=${t.hz}:sample_rate=${sampleRate}:duration=${t.seconds}`,
+      '-ac',
+      '1',
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '64k',
+      out,
+    ],
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** The fixture exercise of the composer tests: durations, colours and tones of every primitive. */
@@ -63,7 +108,13 @@ export const FIXTURE = {
     // Romanian exists for the intro only: composing in ro misses the other slots.
     { file: 'audio/ro/intro-vo-1.mp3', hz: 1700, seconds: 1.5 },
   ] as ToneSpec[],
-  manifest: (slug: string) => ({ exercise: slug, reps_per_video_block: 5, counts_per_audio_master: 20, sides: ['left', 'right'], languages: ['en', 'ro'] }),
+  manifest: (slug: string) => ({
+    exercise: slug,
+    reps_per_video_block: 5,
+    counts_per_audio_master: 20,
+    sides: ['left', 'right'],
+    languages: ['en', 'ro'],
+  }),
 };
 
 /** Writes the fixture exercise under `<root>/<slug>/` (the folder layout of spec 4.12). */
@@ -80,13 +131,48 @@ export async function writeFixtureExercise(root: string, slug: string, only?: { 
 
 /** The average colour of the frame at `seconds` (scaled to one pixel). */
 export async function colorAt(file: string, seconds: number): Promise<[number, number, number]> {
-  const buf = await runBinary(['-hide_banner', '-loglevel', 'error', '-ss', seconds.toFixed(3), '-i', file, '-frames:v', '1', '-vf', 'scale=1:1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-']);
+  const buf = await runBinary([
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-ss',
+    seconds.toFixed(3),
+    '-i',
+    file,
+    '-frames:v',
+    '1',
+    '-vf',
+    'scale=1:1',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    '-',
+  ]);
   return [buf[0]!, buf[1]!, buf[2]!];
 }
 
 /** The dominant frequency of 0.3 s of audio from `seconds` (zero crossings), 0 for silence. */
 export async function toneAt(file: string, seconds: number): Promise<number> {
-  const buf = await runBinary(['-hide_banner', '-loglevel', 'error', '-ss', seconds.toFixed(3), '-i', file, '-t', '0.3', '-vn', '-ac', '1', '-ar', '44100', '-f', 's16le', '-']);
+  const buf = await runBinary([
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-ss',
+    seconds.toFixed(3),
+    '-i',
+    file,
+    '-t',
+    '0.3',
+    '-vn',
+    '-ac',
+    '1',
+    '-ar',
+    '44100',
+    '-f',
+    's16le',
+    '-',
+  ]);
   const n = Math.floor(buf.length / 2);
   let crossings = 0;
   let peak = 0;

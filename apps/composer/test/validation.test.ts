@@ -25,7 +25,14 @@ describe('compose validation and service authentication', () => {
     // Only what validation needs: no rep-right video at all, English voice-overs of every slot.
     await writeFixtureExercise(t.assetsDir, 'cmp-lunge', {
       videos: ['intro-video-1.mp4', 'pauza-video-1.mp4', 'outro-video-1.mp4', 'rep-left-video-1.mp4'],
-      tones: ['audio/en/intro-vo-1.mp3', 'audio/en/pauza-vo-1.mp3', 'audio/en/outro-vo-1.mp3', 'audio/en/rep-left-vo-1.mp3', 'audio/en/rep-right-vo-1.mp3', 'audio/ro/intro-vo-1.mp3'],
+      tones: [
+        'audio/en/intro-vo-1.mp3',
+        'audio/en/pauza-vo-1.mp3',
+        'audio/en/outro-vo-1.mp3',
+        'audio/en/rep-left-vo-1.mp3',
+        'audio/en/rep-right-vo-1.mp3',
+        'audio/ro/intro-vo-1.mp3',
+      ],
     });
     await t.addExercise('cmp-lunge');
     await t.addExercise('cmp-no-assets');
@@ -49,7 +56,7 @@ describe('compose validation and service authentication', () => {
 
   it('refuses unsigned, badly signed, expired and replayed-elsewhere calls with 401', async () => {
     assertError(await t.compose(ok), 401, 'unauthorized');
-    assertError(await t.compose(ok, { authorization: 'Bearer ' + SECRET }), 401, 'unauthorized');
+    assertError(await t.compose(ok, { authorization: `Bearer ${SECRET}` }), 401, 'unauthorized');
     assertError(await t.compose(JSON.stringify(ok), signed(ok, 'c'.repeat(40)).headers), 401, 'unauthorized');
     assertError(await t.compose(JSON.stringify(ok), signed(ok, SECRET, Date.now() - 10 * 60_000).headers), 401, 'unauthorized');
     // A signature is bound to the body: the same header with another body fails.
@@ -105,12 +112,21 @@ describe('compose validation and service authentication', () => {
   it('production refuses to start without a secret, and refuses plain-http delivery endpoints', () => {
     assert.throws(() => parseComposerConfig({ NODE_ENV: 'production' }), ComposerConfigError);
     assert.throws(() => parseComposerConfig({ NODE_ENV: 'production', COMPOSER_AUTH_SECRETS: 'short' }), ComposerConfigError);
-    const prod = { NODE_ENV: 'production', COMPOSER_AUTH_SECRETS: SECRET, COMPOSER_DELIVERY: 'stream', STREAM_ACCOUNT_ID: 'acc', STREAM_API_TOKEN: 'tok' };
+    const prod = {
+      NODE_ENV: 'production',
+      COMPOSER_AUTH_SECRETS: SECRET,
+      COMPOSER_DELIVERY: 'stream',
+      STREAM_ACCOUNT_ID: 'acc',
+      STREAM_API_TOKEN: 'tok',
+    };
     assert.equal(parseComposerConfig(prod).delivery.kind, 'stream');
     assert.throws(() => parseComposerConfig({ ...prod, STREAM_API_URL: 'http://127.0.0.1:9/client/v4' }), ComposerConfigError);
     assert.throws(() => parseComposerConfig({ ...prod, STREAM_ACCOUNT_ID: '' }), ComposerConfigError);
     // Development: anonymous calls allowed by default, loopback http allowed for a test server.
     assert.equal(parseComposerConfig({}).authSecrets, null);
-    assert.equal(parseComposerConfig({ ...prod, NODE_ENV: 'development', STREAM_API_URL: 'http://127.0.0.1:9/client/v4' }).delivery.kind, 'stream');
+    assert.equal(
+      parseComposerConfig({ ...prod, NODE_ENV: 'development', STREAM_API_URL: 'http://127.0.0.1:9/client/v4' }).delivery.kind,
+      'stream',
+    );
   });
 });

@@ -97,7 +97,9 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   // Routes that opt in with config.idempotent get Idempotency-Key handling (spec 4.1); it must be
   // installed before they are declared. Results are scoped by organization and principal.
   installIdempotency(app, {
-    store: rt.redis ? createRedisIdempotencyStore(rt.redis, { keyPrefix: `${config.redisKeyPrefix}idem:` }) : createMemoryIdempotencyStore(),
+    store: rt.redis
+      ? createRedisIdempotencyStore(rt.redis, { keyPrefix: `${config.redisKeyPrefix}idem:` })
+      : createMemoryIdempotencyStore(),
     scopeOf: (request) => `${request.ctx?.orgId ?? 'none'}:${request.ctx?.principalId ?? 'anonymous'}`,
     ttlSeconds: config.idempotencyTtlSeconds,
   });

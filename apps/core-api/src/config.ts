@@ -210,10 +210,14 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
 
   const production = values.NODE_ENV === 'production';
   if (production && values.WEBHOOK_ALLOW_PRIVATE_NETWORKS) {
-    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhooks reach internal addresses and is refused when NODE_ENV=production');
+    throw new ConfigError(
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lets webhooks reach internal addresses and is refused when NODE_ENV=production',
+    );
   }
   if (production && values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS) {
-    throw new ConfigError('PROVIDER_ALLOW_PRIVATE_ENDPOINTS=true lets provider endpoints reach internal addresses and is refused when NODE_ENV=production');
+    throw new ConfigError(
+      'PROVIDER_ALLOW_PRIVATE_ENDPOINTS=true lets provider endpoints reach internal addresses and is refused when NODE_ENV=production',
+    );
   }
   if (production && values.CONSENT_GATE === 'off') {
     throw new ConfigError('CONSENT_GATE=off is for benchmarks only and is refused when NODE_ENV=production');
@@ -230,7 +234,10 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     const issuer = required(values.AUTH_ISSUER, 'AUTH_ISSUER', 'with AUTH_JWKS_URL');
     const profile =
       values.AUTH_PROFILE_SOURCE === 'oidc_userinfo'
-        ? { source: 'oidc_userinfo' as const, userinfoUrl: required(values.AUTH_USERINFO_URL, 'AUTH_USERINFO_URL', 'for AUTH_PROFILE_SOURCE=oidc_userinfo') }
+        ? {
+            source: 'oidc_userinfo' as const,
+            userinfoUrl: required(values.AUTH_USERINFO_URL, 'AUTH_USERINFO_URL', 'for AUTH_PROFILE_SOURCE=oidc_userinfo'),
+          }
         : values.AUTH_PROFILE_SOURCE === 'clerk'
           ? {
               source: 'clerk' as const,
@@ -269,7 +276,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     bodyLimitBytes: values.BODY_LIMIT_BYTES,
     trustProxy: parseTrustProxy(values.TRUST_PROXY),
     auth,
-    dnsServers: values.DNS_SERVERS.split(',').map((s) => s.trim()).filter(Boolean),
+    dnsServers: values.DNS_SERVERS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     domainVerificationPrefix: values.DOMAIN_VERIFICATION_PREFIX,
     idempotencyTtlSeconds: values.IDEMPOTENCY_TTL_SECONDS,
     masterKeys: values.MASTER_KEYS ?? null,
@@ -277,11 +286,16 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       cacheTtlSeconds: values.PROVIDER_CACHE_TTL_SECONDS,
       healthIntervalSeconds: values.PROVIDER_HEALTH_INTERVAL
         ? parseWindow('PROVIDER_HEALTH_INTERVAL', values.PROVIDER_HEALTH_INTERVAL)
-        : production ? 60 : 300,
+        : production
+          ? 60
+          : 300,
       pingTimeoutMs: values.PROVIDER_PING_TIMEOUT_MS,
       allowPrivateEndpoints: values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS ?? !production,
     },
-    breakGlass: { rateLimit: values.BREAK_GLASS_RATE_LIMIT, rateWindowSeconds: parseWindow('BREAK_GLASS_RATE_WINDOW', values.BREAK_GLASS_RATE_WINDOW) },
+    breakGlass: {
+      rateLimit: values.BREAK_GLASS_RATE_LIMIT,
+      rateWindowSeconds: parseWindow('BREAK_GLASS_RATE_WINDOW', values.BREAK_GLASS_RATE_WINDOW),
+    },
     worker: {
       dispatchIntervalMs: values.WORKER_DISPATCH_INTERVAL_MS,
       maintenanceIntervalSeconds: values.WORKER_MAINTENANCE_INTERVAL_SECONDS,
@@ -308,7 +322,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     assetStore: parseAssetStore(values, production),
     formFiles: {
       maxBytes: values.FORM_FILE_MAX_BYTES,
-      types: values.FORM_FILE_TYPES.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+      types: values.FORM_FILE_TYPES.split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
     },
     rateLimits: {
       api: { limit: values.RATELIMIT_API_LIMIT, windowSeconds: parseWindow('RATELIMIT_API_WINDOW', values.RATELIMIT_API_WINDOW) },
@@ -323,7 +339,9 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       product_name: values.SYSTEM_PRODUCT_NAME,
       version: values.SYSTEM_PRODUCT_VERSION,
       udi_di: values.SYSTEM_UDI_DI,
-      regulatory_marks: values.SYSTEM_REGULATORY_MARKS.split(',').map((s) => s.trim()).filter(Boolean),
+      regulatory_marks: values.SYSTEM_REGULATORY_MARKS.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       manufacture_date: values.SYSTEM_MANUFACTURE_DATE,
       instructions_url: values.SYSTEM_INSTRUCTIONS_URL,
       support_email: values.SYSTEM_SUPPORT_EMAIL,
@@ -342,7 +360,10 @@ function parseAssetStore(values: EnvValues, production: boolean): AssetStoreSett
 
 /** `5,300,1800`: the delays in seconds before each retry, each a non-negative integer. */
 function parseSchedule(raw: string): number[] {
-  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const delays = parts.map(Number);
   if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0)) {
     throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must list delays in whole seconds, like 5,300,1800 (got "${raw}")`);

@@ -52,7 +52,9 @@ async function main(): Promise<void> {
     for (const c of companions.reverse()) await c.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-      throw new StartError(`port ${config.port} on ${config.host} is already in use: stop what listens there, or set PORT to another port.`);
+      throw new StartError(
+        `port ${config.port} on ${config.host} is already in use: stop what listens there, or set PORT to another port.`,
+      );
     }
     throw err;
   }
@@ -71,7 +73,7 @@ async function main(): Promise<void> {
     ...companions.map((c) => `  ${c.name.padEnd(13)} ${c.url ?? 'running in this process'}`),
     '',
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(`${lines.join('\n')}\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -80,7 +82,8 @@ async function main(): Promise<void> {
     rt.logger.info({ signal }, 'shutting down');
     await control?.close();
     await app.close();
-    for (const c of companions.reverse()) await c.close().catch((err: Error) => rt.logger.warn({ err: err.message, companion: c.name }, 'companion did not stop cleanly'));
+    for (const c of companions.reverse())
+      await c.close().catch((err: Error) => rt.logger.warn({ err: err.message, companion: c.name }, 'companion did not stop cleanly'));
     await rt.close();
     process.exit(0);
   };

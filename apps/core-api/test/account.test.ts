@@ -6,7 +6,6 @@ import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf, MISSING_U
 // Cascades of spec 3.2 started by the person: leaving a clinic (leaveClinic) and deleting the account
 // (deleteMe). Each runs in one transaction with its audit entries; the ledger and audit trail stay.
 
-
 describe('consent cascades: leaving a clinic and deleting the account', () => {
   let t: TestApp;
   let su: string;
@@ -33,7 +32,12 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
   const ledger = async (userId: string) =>
     (await t.db.query<any>('select * from consent_ledger where patient_profile_id = $1 order by created_at, id', [userId])).rows;
   const audits = async (where: string, params: unknown[]) =>
-    (await t.db.query<any>(`select action, organization_id, actor_user_id, entity_type, entity_id, data from audit_logs where ${where} order by created_at, id`, params)).rows;
+    (
+      await t.db.query<any>(
+        `select action, organization_id, actor_user_id, entity_type, entity_id, data from audit_logs where ${where} order by created_at, id`,
+        params,
+      )
+    ).rows;
   const patientRow = async (orgId: string, userId: string) =>
     (await t.db.query<any>('select * from patients where organization_id = $1 and user_id = $2', [orgId, userId])).rows[0];
 
@@ -41,7 +45,15 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
   async function richPatient(alsoB = false) {
     const p = await t.addPatient(orgA.id, uniqueEmail('patient'));
     dataOf(await grant(p.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
-    dataOf(await grant(p.token, [g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice'), g(orgA.id, 'marketing_email'), g(orgA.id, 'profile_sharing')]), 201);
+    dataOf(
+      await grant(p.token, [
+        g(orgA.id, 'org_terms'),
+        g(orgA.id, 'org_privacy_notice'),
+        g(orgA.id, 'marketing_email'),
+        g(orgA.id, 'profile_sharing'),
+      ]),
+      201,
+    );
     await t.db.query('update patients set profile_shared = true where organization_id = $1 and user_id = $2', [orgA.id, p.userId]);
     if (alsoB) {
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [orgB.id, p.userId]);
@@ -58,14 +70,20 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
     adminA = await t.addMember(orgA.id, uniqueEmail('admin-a'), 'admin');
     adminB = await t.addMember(orgB.id, uniqueEmail('admin-b'), 'admin');
     for (const code of ['platform_terms', 'platform_privacy_notice', 'org_terms', 'marketing_email', 'marketing_sms', 'profile_sharing']) {
-      const v = dataOf(await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: code } } }), 201);
+      const v = dataOf(
+        await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: code } } }),
+        201,
+      );
       versions[`:${code}`] = v.version;
     }
     for (const org of [orgA, orgB]) {
       const admin = org === orgA ? adminA : adminB;
       dataOf(await grant(admin.token, [g(null, 'platform_terms'), g(null, 'platform_privacy_notice')]), 201);
       const v = dataOf(
-        await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, { token: admin.token, body: { body_translations: { en: 'notice' } } }),
+        await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_privacy_notice/versions`, {
+          token: admin.token,
+          body: { body_translations: { en: 'notice' } },
+        }),
         201,
       );
       versions[`${org.id}:org_privacy_notice`] = v.version;
@@ -87,7 +105,13 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       // Platform consents and clinic B's stay active; nothing at A does.
       assert.deepEqual(
         (await active(p.userId)).map((r) => [r.organization_id, r.purpose_code]),
-        [[orgB.id, 'marketing_sms'], [orgB.id, 'org_privacy_notice'], [orgB.id, 'org_terms'], [null, 'platform_privacy_notice'], [null, 'platform_terms']],
+        [
+          [orgB.id, 'marketing_sms'],
+          [orgB.id, 'org_privacy_notice'],
+          [orgB.id, 'org_terms'],
+          [null, 'platform_privacy_notice'],
+          [null, 'platform_terms'],
+        ],
       );
       const after = await ledger(p.userId);
       assert.equal(after.length, before.length, 'no row added or removed: the ledger keeps its history');
@@ -119,7 +143,13 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
 
     it('reachable while the re-consent gate would answer 412; re-onboarding revives the record and asks for the consents again', async () => {
       const p = await richPatient();
-      const v = dataOf(await t.call('POST', '/v1/admin/consent-purposes/platform_terms/versions', { token: su, body: { body_translations: { en: 'terms v2' } } }), 201);
+      const v = dataOf(
+        await t.call('POST', '/v1/admin/consent-purposes/platform_terms/versions', {
+          token: su,
+          body: { body_translations: { en: 'terms v2' } },
+        }),
+        201,
+      );
       versions[':platform_terms'] = v.version;
       try {
         assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 412, 'consent_required');
@@ -131,7 +161,10 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       const back = dataOf(
         await t.call('POST', '/v1/portal/onboard', {
           token: p.token,
-          body: { organization_id: orgA.id, grants: [g(null, 'platform_terms'), g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice')] },
+          body: {
+            organization_id: orgA.id,
+            grants: [g(null, 'platform_terms'), g(orgA.id, 'org_terms'), g(orgA.id, 'org_privacy_notice')],
+          },
         }),
         201,
       );
@@ -158,7 +191,10 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       }
       assert.equal((await patientRow(orgA.id, p.userId)).deleted_at, null);
       assert.deepEqual(await active(p.userId), activeBefore);
-      assert.equal((await audits(`actor_user_id = $1 and action = 'consent_changed' and data->>'change' = 'withdrawn'`, [p.userId])).length, 0);
+      assert.equal(
+        (await audits(`actor_user_id = $1 and action = 'consent_changed' and data->>'change' = 'withdrawn'`, [p.userId])).length,
+        0,
+      );
     });
   });
 
@@ -192,7 +228,13 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.equal(deleted.length, 1);
       assert.equal(deleted[0].organization_id, null);
       assert.equal(deleted[0].entity_id, p.userId);
-      assert.deepEqual(entries.filter((e) => e.action === 'patient.deleted').map((e) => e.organization_id).sort(), [orgA.id, orgB.id].sort());
+      assert.deepEqual(
+        entries
+          .filter((e) => e.action === 'patient.deleted')
+          .map((e) => e.organization_id)
+          .sort(),
+        [orgA.id, orgB.id].sort(),
+      );
 
       // The identity no longer reaches this row: signing in again starts a new, empty account.
       const again = dataOf(await t.call('GET', '/v1/me', { token: p.token }));
@@ -212,18 +254,27 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       assert.match(err.message, new RegExp(org.id));
       assert.equal((await t.db.query('select 1 from memberships where user_id = $1', [admin.userId])).rows.length, 1);
       assert.equal((await active(admin.userId)).length, 2);
-      assert.notEqual((await t.db.query<any>('select external_subject from users where id = $1', [admin.userId])).rows[0].external_subject, null);
+      assert.notEqual(
+        (await t.db.query<any>('select external_subject from users where id = $1', [admin.userId])).rows[0].external_subject,
+        null,
+      );
 
       dataOf(await t.call('DELETE', '/v1/me', { token: spec.token }), 204);
       assert.equal((await t.db.query('select 1 from memberships where user_id = $1', [spec.userId])).rows.length, 0);
       const removed = await audits(`action = 'member.removed' and entity_id = $1`, [spec.userId]);
-      assert.deepEqual(removed.map((e) => e.organization_id), [org.id]);
+      assert.deepEqual(
+        removed.map((e) => e.organization_id),
+        [org.id],
+      );
 
       // With a second admin, the first may go.
       const second = await t.addMember(org.id, uniqueEmail('admin2'), 'admin');
       void second;
       dataOf(await t.call('DELETE', '/v1/me', { token: admin.token }), 204);
-      assert.equal((await t.db.query<any>('select email from users where id = $1', [admin.userId])).rows[0].email, `deleted-${admin.userId}@invalid`);
+      assert.equal(
+        (await t.db.query<any>('select email from users where id = $1', [admin.userId])).rows[0].email,
+        `deleted-${admin.userId}@invalid`,
+      );
     });
 
     it('is one transaction: a failing audit write changes nothing; reachable while consents are missing', async () => {
@@ -243,9 +294,18 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       }
       assert.deepEqual(await active(p.userId), activeBefore);
       assert.equal((await patientRow(orgA.id, p.userId)).deleted_at, null);
-      assert.notEqual((await t.db.query<any>('select external_subject from users where id = $1', [p.userId])).rows[0].external_subject, null);
+      assert.notEqual(
+        (await t.db.query<any>('select external_subject from users where id = $1', [p.userId])).rows[0].external_subject,
+        null,
+      );
       // Missing the latest platform terms does not stop a deletion.
-      const v = dataOf(await t.call('POST', '/v1/admin/consent-purposes/platform_privacy_notice/versions', { token: su, body: { body_translations: { en: 'pn v2' } } }), 201);
+      const v = dataOf(
+        await t.call('POST', '/v1/admin/consent-purposes/platform_privacy_notice/versions', {
+          token: su,
+          body: { body_translations: { en: 'pn v2' } },
+        }),
+        201,
+      );
       versions[':platform_privacy_notice'] = v.version;
       assertError(await t.call('GET', `/v1/organizations/${orgA.id}`, { token: p.token }), 412, 'consent_required');
       dataOf(await t.call('DELETE', '/v1/me', { token: p.token }), 204);
@@ -255,12 +315,25 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
     it('application roles cannot run the cascades on someone else, even with crafted SQL', async () => {
       const victim = await richPatient();
       const attacker = await t.addPatient(orgA.id, uniqueEmail('attacker'));
-      const scope = { role: 'app_rls' as const, principalId: attacker.userId, orgId: orgA.id, permissions: ['consents.manage', 'data.view_deleted'] };
-      await assert.rejects(t.db.withScope(scope, (tx) => tx.query('select app.erase_user($1, null, $2)', [victim.userId, 'x'])), /erase_not_allowed/);
-      // A clinic erasure needs gdpr.erase_data at the organization in scope.
-      await assert.rejects(t.db.withScope(scope, (tx) => tx.query('select app.erase_user($1, $2, $3)', [victim.userId, orgA.id, 'x'])), /erase_not_allowed/);
+      const scope = {
+        role: 'app_rls' as const,
+        principalId: attacker.userId,
+        orgId: orgA.id,
+        permissions: ['consents.manage', 'data.view_deleted'],
+      };
       await assert.rejects(
-        t.db.withScope({ ...scope, permissions: ['gdpr.erase_data'], orgId: orgB.id }, (tx) => tx.query('select app.erase_user($1, $2, $3)', [victim.userId, orgA.id, 'x'])),
+        t.db.withScope(scope, (tx) => tx.query('select app.erase_user($1, null, $2)', [victim.userId, 'x'])),
+        /erase_not_allowed/,
+      );
+      // A clinic erasure needs gdpr.erase_data at the organization in scope.
+      await assert.rejects(
+        t.db.withScope(scope, (tx) => tx.query('select app.erase_user($1, $2, $3)', [victim.userId, orgA.id, 'x'])),
+        /erase_not_allowed/,
+      );
+      await assert.rejects(
+        t.db.withScope({ ...scope, permissions: ['gdpr.erase_data'], orgId: orgB.id }, (tx) =>
+          tx.query('select app.erase_user($1, $2, $3)', [victim.userId, orgA.id, 'x']),
+        ),
         /erase_not_allowed/,
       );
       // The internal helper is not executable by the application roles; nor can they write patients or users.
@@ -269,9 +342,14 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
         /permission denied/,
       );
       // No update policy on patients: the statement matches no row.
-      const upd = await t.db.withScope(scope, (tx) => tx.query('update patients set deleted_at = now() where user_id = $1', [victim.userId]));
+      const upd = await t.db.withScope(scope, (tx) =>
+        tx.query('update patients set deleted_at = now() where user_id = $1', [victim.userId]),
+      );
       assert.equal(upd.rowCount, 0);
-      await assert.rejects(t.db.withScope(scope, (tx) => tx.query(`update users set email = 'x@invalid' where id = $1`, [victim.userId])), /permission denied/);
+      await assert.rejects(
+        t.db.withScope(scope, (tx) => tx.query(`update users set email = 'x@invalid' where id = $1`, [victim.userId])),
+        /permission denied/,
+      );
       assert.equal((await active(victim.userId)).length, 6);
       assert.equal((await patientRow(orgA.id, victim.userId)).deleted_at, null);
     });
@@ -284,15 +362,18 @@ describe('consent cascades: leaving a clinic and deleting the account', () => {
       dataOf(await t.call('POST', `/v1/me/clinics/${orgA.id}/leave`, { token: p.token }));
       const see = (permissions: string[], orgId = orgA.id) =>
         t.db.withScope({ role: 'app_rls', principalId: adminA.userId, orgId, permissions }, async (tx) =>
-          (await tx.query<{ user_id: string }>('select user_id from patients where user_id = any($1)', [[p.userId, live.userId]])).rows.map((r) => r.user_id).sort(),
+          (await tx.query<{ user_id: string }>('select user_id from patients where user_id = any($1)', [[p.userId, live.userId]])).rows
+            .map((r) => r.user_id)
+            .sort(),
         );
       assert.deepEqual(await see(['patients.view_org']), [live.userId]);
       assert.deepEqual(await see(['patients.view_org', 'data.view_deleted']), [p.userId, live.userId].sort());
       assert.deepEqual(await see(['data.view_deleted']), [], 'data.view_deleted alone reads nothing');
       assert.deepEqual(await see(['patients.view_org', 'data.view_deleted'], orgB.id), [], 'another organization in scope');
       // The person still reads its own (soft-deleted) row: it is theirs.
-      const own = await t.db.withScope({ role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] }, async (tx) =>
-        (await tx.query<{ deleted_at: Date | null }>('select deleted_at from patients where user_id = $1', [p.userId])).rows,
+      const own = await t.db.withScope(
+        { role: 'app_rls', principalId: p.userId, orgId: NIL_UUID, permissions: [] },
+        async (tx) => (await tx.query<{ deleted_at: Date | null }>('select deleted_at from patients where user_id = $1', [p.userId])).rows,
       );
       assert.equal(own.length, 1);
       assert.ok(own[0]!.deleted_at);

@@ -42,18 +42,38 @@ describe('ASSET_STORE=s3 in the core API', () => {
     const admin = (await t.addMember(org, uniqueEmail('admin'), 'admin')).token;
     const patient = await t.addPatient(org, uniqueEmail('patient'));
     const patientId = (await t.db.query<{ id: string }>('select id from patients where user_id = $1', [patient.userId])).rows[0]!.id;
-    const field = dataOf(await t.call('POST', '/v1/custom-fields', { token: admin, org, body: { entity_type: 'form', key: 'q', label: 'Q', field_type: 'text' } }), 201);
-    const tpl = dataOf(await t.call('POST', '/v1/form-templates', { token: admin, org, body: { name: 'T', fields: [{ custom_field_id: field.id }] } }), 201);
-    const form = dataOf(await t.call('POST', '/v1/forms', { token: admin, org, body: { form_template_id: tpl.id, patient_id: patientId } }), 201);
+    const field = dataOf(
+      await t.call('POST', '/v1/custom-fields', {
+        token: admin,
+        org,
+        body: { entity_type: 'form', key: 'q', label: 'Q', field_type: 'text' },
+      }),
+      201,
+    );
+    const tpl = dataOf(
+      await t.call('POST', '/v1/form-templates', { token: admin, org, body: { name: 'T', fields: [{ custom_field_id: field.id }] } }),
+      201,
+    );
+    const form = dataOf(
+      await t.call('POST', '/v1/forms', { token: admin, org, body: { form_template_id: tpl.id, patient_id: patientId } }),
+      201,
+    );
 
     const boundary = 'clinics3';
     const payload = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="scan.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="scan.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+      ),
       PDF,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
     const headers = { authorization: `Bearer ${admin}`, 'x-organization-id': org };
-    const up = await t.app.inject({ method: 'POST', url: `/v1/forms/${form.id}/files`, payload, headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    const up = await t.app.inject({
+      method: 'POST',
+      url: `/v1/forms/${form.id}/files`,
+      payload,
+      headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
     const file = dataOf(up, 201);
 
     const key = `test-deployment/orgs/${org}/forms/${form.id}/${file.id}`;
@@ -83,18 +103,49 @@ describe('asset settings in every service', () => {
   it('the core API, the composer and telemetry read the same ASSET_* settings to the same store', () => {
     const core = parseConfig({ NODE_ENV: 'test', ...s3, ASSET_S3_FORCE_PATH_STYLE: 'true' }).assetStore;
     const composer = parseComposerConfig({ NODE_ENV: 'test', ...s3, ASSET_S3_FORCE_PATH_STYLE: 'true' }).assetStore;
-    const telemetry = parseTelemetryConfig({ ...s3, ASSET_S3_FORCE_PATH_STYLE: 'true', DATABASE_URL: 'postgres://x', AUTH_JWKS_URL: 'https://idp/jwks', AUTH_ISSUER: 'https://idp' }).assetStore;
-    assert.deepEqual(core, { kind: 's3', bucket: 'clinic-files', region: 'eu-central-1', endpointUrl: null, forcePathStyle: true, credentials: null, keyPrefix: '' });
+    const telemetry = parseTelemetryConfig({
+      ...s3,
+      ASSET_S3_FORCE_PATH_STYLE: 'true',
+      DATABASE_URL: 'postgres://x',
+      AUTH_JWKS_URL: 'https://idp/jwks',
+      AUTH_ISSUER: 'https://idp',
+    }).assetStore;
+    assert.deepEqual(core, {
+      kind: 's3',
+      bucket: 'clinic-files',
+      region: 'eu-central-1',
+      endpointUrl: null,
+      forcePathStyle: true,
+      credentials: null,
+      keyPrefix: '',
+    });
     assert.deepEqual(composer, core);
     assert.deepEqual(telemetry, core);
     assert.deepEqual(parseConfig({ NODE_ENV: 'test' }).assetStore, { kind: 'local' });
   });
 
   it('half a configuration stops start-up with a message naming the setting', () => {
-    assert.throws(() => parseConfig({ ASSET_STORE: 's3', ASSET_S3_REGION: 'eu-central-1' }), (e: Error) => e instanceof ConfigError && /ASSET_S3_BUCKET/.test(e.message));
-    assert.throws(() => parseConfig({ ASSET_S3_BUCKET: 'clinic-files' }), (e: Error) => e instanceof ConfigError && /ASSET_STORE is local/.test(e.message));
+    assert.throws(
+      () => parseConfig({ ASSET_STORE: 's3', ASSET_S3_REGION: 'eu-central-1' }),
+      (e: Error) => e instanceof ConfigError && /ASSET_S3_BUCKET/.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig({ ASSET_S3_BUCKET: 'clinic-files' }),
+      (e: Error) => e instanceof ConfigError && /ASSET_STORE is local/.test(e.message),
+    );
     assert.throws(() => parseConfig({ ASSET_STORE: 'ftp' }), ConfigError);
     assert.throws(() => parseComposerConfig({ ...s3, ASSET_S3_ACCESS_KEY_ID: AKID }), /or neither/);
-    assert.throws(() => parseTelemetryConfig({ ...s3, ASSET_S3_ENDPOINT_URL: 'http://minio:9000', NODE_ENV: 'production', DATABASE_URL: 'x', AUTH_JWKS_URL: 'x', AUTH_ISSUER: 'x' }), /https when NODE_ENV=production/);
+    assert.throws(
+      () =>
+        parseTelemetryConfig({
+          ...s3,
+          ASSET_S3_ENDPOINT_URL: 'http://minio:9000',
+          NODE_ENV: 'production',
+          DATABASE_URL: 'x',
+          AUTH_JWKS_URL: 'x',
+          AUTH_ISSUER: 'x',
+        }),
+      /https when NODE_ENV=production/,
+    );
   });
 });

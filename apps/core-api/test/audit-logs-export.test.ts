@@ -25,12 +25,13 @@ describe('audit-log CSV export of 100,000 entries', () => {
     org = await t.createOrg();
     admin = (await t.addMember(org.id, uniqueEmail('admin'), 'admin')).token;
     // In batches: each statement stays under the 5 s statement time-out (spec 8) on a loaded machine.
-    for (let from = 1; from <= ROWS; from += 10_000) await t.db.query(
-      `insert into audit_logs (organization_id, action, entity_type, entity_id, data, created_at)
+    for (let from = 1; from <= ROWS; from += 10_000)
+      await t.db.query(
+        `insert into audit_logs (organization_id, action, entity_type, entity_id, data, created_at)
        select $1, 'bulk.entry', 'thing', app.uuid_v7(), jsonb_build_object('n', g, 'note', repeat('x', 120)), now() - make_interval(secs => g)
        from generate_series($2::int, $2::int + 9999) g`,
-      [org.id, from],
-    );
+        [org.id, from],
+      );
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
@@ -41,7 +42,9 @@ describe('audit-log CSV export of 100,000 entries', () => {
     const baseline = process.memoryUsage().heapUsed;
     let peak = baseline;
     let nextSample = 0;
-    const res = await request(`${base}/v1/audit-logs/export?action=bulk.entry`, { headers: { authorization: `Bearer ${admin}`, 'x-organization-id': org.id } });
+    const res = await request(`${base}/v1/audit-logs/export?action=bulk.entry`, {
+      headers: { authorization: `Bearer ${admin}`, 'x-organization-id': org.id },
+    });
     assert.equal(res.statusCode, 200);
     let bytes = 0;
     let newlines = 0;

@@ -22,12 +22,21 @@ describe('audit-log API', () => {
     adminB = (await t.addMember(orgB.id, uniqueEmail('admin-b'), 'admin')).token;
     specialist = (await t.addMember(org.id, uniqueEmail('spec'), 'specialist')).token;
     const su = await t.superadmin();
-    dataOf(await t.call('POST', `/v1/organizations/${org.id}/roles`, { token: su, body: { code: 'auditor', name: 'Auditor', permissions: ['audit_log.view_org'] } }), 201);
+    dataOf(
+      await t.call('POST', `/v1/organizations/${org.id}/roles`, {
+        token: su,
+        body: { code: 'auditor', name: 'Auditor', permissions: ['audit_log.view_org'] },
+      }),
+      201,
+    );
     auditorNoExport = (await t.addMember(org.id, uniqueEmail('auditor'), 'auditor')).token;
     for (const name of ['=HYPERLINK("x")', 'Plain room']) {
       dataOf(await t.call('POST', `/v1/organizations/${org.id}/locations`, { token: admin, body: { name, timezone: 'UTC' } }), 201);
     }
-    dataOf(await t.call('POST', `/v1/organizations/${orgB.id}/locations`, { token: adminB, body: { name: 'B room', timezone: 'UTC' } }), 201);
+    dataOf(
+      await t.call('POST', `/v1/organizations/${orgB.id}/locations`, { token: adminB, body: { name: 'B room', timezone: 'UTC' } }),
+      201,
+    );
   });
   after(() => t.close());
 
@@ -37,7 +46,7 @@ describe('audit-log API', () => {
     assert.ok(TEMPLATE_GRANTS.admin!.includes('export.csv'));
   });
 
-  it('lists the organization\'s entries only, newest first, with filters', async () => {
+  it("lists the organization's entries only, newest first, with filters", async () => {
     const res = await get('/v1/audit-logs?entity_type=location', admin);
     const body = res.json();
     assert.equal(res.statusCode, 200, res.body);
@@ -47,7 +56,11 @@ describe('audit-log API', () => {
     assert.equal(dataOf(await get(`/v1/audit-logs?actor_user_id=${adminId}&action=location.created`, admin)).length, 2);
     assert.equal(dataOf(await get(`/v1/audit-logs?actor_user_id=${MISSING_UUID}`, admin)).length, 0);
     assert.equal(dataOf(await get('/v1/audit-logs?created_at_before=2000-01-01', admin)).length, 0);
-    const err = assertError(await get('/v1/audit-logs?actor_user_id=nope&created_at_after=yesterday&sort=ip', admin), 422, 'validation_failed');
+    const err = assertError(
+      await get('/v1/audit-logs?actor_user_id=nope&created_at_after=yesterday&sort=ip', admin),
+      422,
+      'validation_failed',
+    );
     assert.ok(err.fields.sort || (err.fields.actor_user_id && err.fields.created_at_after));
     const one = body.data[0];
     assert.equal(dataOf(await get(`/v1/audit-logs/${one.id}`, admin)).id, one.id);
@@ -71,9 +84,20 @@ describe('audit-log API', () => {
     assert.match(String(res.headers['content-type']), /^text\/csv/);
     assert.match(String(res.headers['content-disposition']), /attachment; filename="audit-log-/);
     const lines = res.body.trim().split('\n');
-    assert.equal(lines[0], 'id,created_at,organization_id,actor_user_id,action,entity_type,entity_id,action_context,break_glass_id,ip,data,chain_seq,row_hash');
+    assert.equal(
+      lines[0],
+      'id,created_at,organization_id,actor_user_id,action,entity_type,entity_id,action_context,break_glass_id,ip,data,chain_seq,row_hash',
+    );
     assert.equal(lines.length, 3);
-    assert.ok(!/(^|,)[=+@-]/m.test(lines.slice(1).join('\n').replace(/"[^"]*"/g, 'q')), 'no cell starts like a formula');
+    assert.ok(
+      !/(^|,)[=+@-]/m.test(
+        lines
+          .slice(1)
+          .join('\n')
+          .replace(/"[^"]*"/g, 'q'),
+      ),
+      'no cell starts like a formula',
+    );
     assert.equal(dataOf(await get('/v1/audit-logs?action=audit_log.exported', admin)).length, 1);
   });
 });

@@ -49,7 +49,15 @@ describe('break-glass sessions and the console', () => {
   });
 
   it('validates the body exactly and writes nothing on bad input', async () => {
-    for (const bad of [body({ scope: 'everything' }), body({ reason_category: 'curiosity' }), body({ expires_in_minutes: 241 }), body({ expires_in_minutes: 0 }), body({ extra: 1 }), { scope: 'patient_list' }, body({ reason_text: 'short' })]) {
+    for (const bad of [
+      body({ scope: 'everything' }),
+      body({ reason_category: 'curiosity' }),
+      body({ expires_in_minutes: 241 }),
+      body({ expires_in_minutes: 0 }),
+      body({ extra: 1 }),
+      { scope: 'patient_list' },
+      body({ reason_text: 'short' }),
+    ]) {
       assertError(await open(bad), 400, 'validation_error');
     }
     assertError(await open(body({ organization_id: MISSING_UUID })), 404, 'organization_not_found');
@@ -71,7 +79,10 @@ describe('break-glass sessions and the console', () => {
       `select action, action_context, break_glass_id, organization_id from audit_logs where break_glass_id = $1 order by chain_seq`,
       [s.id],
     );
-    assert.deepEqual(audit.rows.map((r) => r.action), ['break_glass.opened', 'console.patients_listed']);
+    assert.deepEqual(
+      audit.rows.map((r) => r.action),
+      ['break_glass.opened', 'console.patients_listed'],
+    );
     for (const r of audit.rows) {
       assert.equal(r.action_context, 'break_glass');
       assert.equal(r.organization_id, org.id);
@@ -79,7 +90,9 @@ describe('break-glass sessions and the console', () => {
   });
 
   it('every scope has its console route', async () => {
-    const email = (await t.db.query<{ email: string }>('select u.email from patients p join users u on u.id = p.user_id where p.id = $1', [patientId])).rows[0]!.email;
+    const email = (
+      await t.db.query<{ email: string }>('select u.email from patients p join users u on u.id = p.user_id where p.id = $1', [patientId])
+    ).rows[0]!.email;
     const routes: Array<[string, string]> = [
       ['patient_detail', `/patients/${patientId}`],
       ['audit_full', '/audit-logs'],
@@ -104,7 +117,11 @@ describe('break-glass sessions and the console', () => {
        values ($1, $2, 'patient_list', 'support_ticket', 'expired session for the test', now() - interval '2 hours', now() - interval '1 hour')`,
       [other.id, superId],
     );
-    const err = assertError(await t.call('GET', `/v1/console/organizations/${other.id}/patients`, { token: su }), 410, 'break_glass_expired');
+    const err = assertError(
+      await t.call('GET', `/v1/console/organizations/${other.id}/patients`, { token: su }),
+      410,
+      'break_glass_expired',
+    );
     assert.equal(err.elevation.scope, 'patient_list');
     assertError(await t.call('GET', `/v1/console/organizations/${MISSING_UUID}/patients`, { token: su }), 404, 'organization_not_found');
   });

@@ -23,7 +23,8 @@ const DEV = { issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' 
 /** The environment of a spawned command: nothing of the test runner's, nothing pointing at shared services. */
 function envWith(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', NODE_ENV: 'development', ...extra };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'AUTH_JWKS_URL', 'AUTH_ISSUER', 'NODE_TEST_CONTEXT', 'NODE_OPTIONS']) if (!(k in extra)) delete env[k];
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'AUTH_JWKS_URL', 'AUTH_ISSUER', 'NODE_TEST_CONTEXT', 'NODE_OPTIONS'])
+    if (!(k in extra)) delete env[k];
   return env;
 }
 

@@ -111,16 +111,23 @@ describe('consents', () => {
       assert.match(v.published_at, /Z$/);
       const again = dataOf(await publishOrg(admin.token, org.id, 'marketing_sms'), 201);
       assert.equal(again.version, 3);
-      const scoped = dataOf(await t.call('GET', '/v1/consent-purposes', { token: admin.token, org: org.id })).find((p: any) => p.code === 'marketing_sms');
+      const scoped = dataOf(await t.call('GET', '/v1/consent-purposes', { token: admin.token, org: org.id })).find(
+        (p: any) => p.code === 'marketing_sms',
+      );
       assert.equal(scoped.platform_version.version, 1);
       assert.equal(scoped.organization_version.version, 3);
       assert.equal(scoped.latest.id, again.id);
       // Another organization in scope sees the platform default.
-      const elsewhere = dataOf(await t.call('GET', '/v1/consent-purposes', { token: adminA, org: orgA.id })).find((p: any) => p.code === 'marketing_sms');
+      const elsewhere = dataOf(await t.call('GET', '/v1/consent-purposes', { token: adminA, org: orgA.id })).find(
+        (p: any) => p.code === 'marketing_sms',
+      );
       assert.equal(elsewhere.organization_version, null);
       assert.equal(elsewhere.latest.version, 1);
       const audit = await consentAudits(v.id);
-      assert.deepEqual(audit.map((a) => [a.action, a.organization_id, a.actor_user_id]), [['consent_purpose_version.published', org.id, admin.userId]]);
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.organization_id, a.actor_user_id]),
+        [['consent_purpose_version.published', org.id, admin.userId]],
+      );
     });
 
     it('overrides: consents.manage only (403), org-scope purposes only (409), known codes (404), an en text (400)', async () => {
@@ -129,7 +136,11 @@ describe('consents', () => {
       assertError(await publishOrg(adminB, orgA.id, 'marketing_email'), 403, 'forbidden');
       assertError(await publishOrg(adminA, orgA.id, 'platform_terms'), 409, 'purpose_not_overridable');
       assertError(await publishOrg(adminA, orgA.id, 'no_such_purpose'), 404, 'not_found');
-      const err = assertError(await publishOrg(adminA, orgA.id, 'marketing_email', { body_translations: { ro: 'doar ro' } }), 400, 'validation_error');
+      const err = assertError(
+        await publishOrg(adminA, orgA.id, 'marketing_email', { body_translations: { ro: 'doar ro' } }),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields.body_translations);
       assertError(await publishOrg(adminA, orgA.id, 'marketing_email', { body_translations: { en: '   ' } }), 400, 'validation_error');
       assertError(await publishOrg(adminA, orgA.id, 'marketing_email', {}), 400, 'validation_error');
@@ -150,20 +161,29 @@ describe('consents', () => {
       await assert.rejects(t.db.query(`update consent_purpose_versions set version = version + 10`), /append-only/);
       await assert.rejects(t.db.query(`delete from consent_purpose_versions`), /append-only/);
       await assert.rejects(
-        t.db.query(`insert into consent_purpose_versions (purpose_code, organization_id, version, body_translations, published_by_principal_id)
-                    values ('platform_terms', $1, 1, '{"en":"x"}', $2)`, [orgA.id, patient.userId]),
+        t.db.query(
+          `insert into consent_purpose_versions (purpose_code, organization_id, version, body_translations, published_by_principal_id)
+                    values ('platform_terms', $1, 1, '{"en":"x"}', $2)`,
+          [orgA.id, patient.userId],
+        ),
         /platform-scope/,
       );
       await assert.rejects(
-        t.db.query(`insert into consent_purpose_versions (purpose_code, version, body_translations, published_by_principal_id)
-                    values ('marketing_email', 1, '{"en":"dup"}', $1)`, [patient.userId]),
+        t.db.query(
+          `insert into consent_purpose_versions (purpose_code, version, body_translations, published_by_principal_id)
+                    values ('marketing_email', 1, '{"en":"dup"}', $1)`,
+          [patient.userId],
+        ),
         /duplicate key|unique/,
       );
       // A staff member without consents.manage cannot insert an override by crafted SQL either.
       await assert.rejects(
         t.db.withScope({ role: 'app_rls', principalId: patient.userId, orgId: orgA.id, permissions: [] }, (tx) =>
-          tx.query(`insert into consent_purpose_versions (purpose_code, organization_id, version, body_translations, published_by_principal_id)
-                    values ('marketing_email', $1, 50, '{"en":"x"}', $2)`, [orgA.id, patient.userId]),
+          tx.query(
+            `insert into consent_purpose_versions (purpose_code, organization_id, version, body_translations, published_by_principal_id)
+                    values ('marketing_email', $1, 50, '{"en":"x"}', $2)`,
+            [orgA.id, patient.userId],
+          ),
         ),
         /row-level security/,
       );
@@ -172,7 +192,10 @@ describe('consents', () => {
 
   describe('grants (grantMyConsents) and rules of 4.6', () => {
     it('grants a batch: 201 with the inserted rows, the caller as grantor, the request ip, one consent_changed entry per row', async () => {
-      const rows = dataOf(await grantMine(patient.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'analytics', 1, 'signup_checkbox')]), 201);
+      const rows = dataOf(
+        await grantMine(patient.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'analytics', 1, 'signup_checkbox')]),
+        201,
+      );
       assert.equal(rows.length, 2);
       const [a, b] = rows;
       assert.equal(a.purpose_code, 'marketing_email');
@@ -200,7 +223,11 @@ describe('consents', () => {
     it('source is one of the five values; source_form_id only with source form', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'sms')]), 400, 'validation_error');
-      const err = assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'api', { source_form_id: MISSING })]), 400, 'validation_error');
+      const err = assertError(
+        await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'api', { source_form_id: MISSING })]),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields['grants.0.source_form_id'], JSON.stringify(err));
       const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_email', 1, 'form', { source_form_id: MISSING })]), 201);
       assert.equal(row.source, 'form');
@@ -221,13 +248,21 @@ describe('consents', () => {
       err = assertError(await grantMine(p.token, [g(orgA.id, 'platform_terms')]), 400, 'validation_error');
       assert.ok(err.fields['grants.0.organization_id']);
       assertError(await grantMine(p.token, []), 400, 'validation_error');
-      assertError(await t.call('POST', '/v1/me/consents', { token: p.token, rawBody: '{"grants":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_body');
+      assertError(
+        await t.call('POST', '/v1/me/consents', { token: p.token, rawBody: '{"grants":', headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_body',
+      );
       assert.equal(await ledgerCount(p.userId), 0);
     });
 
     it('the batch is atomic: one invalid grant records nothing', async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
-      const err = assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'marketing_sms', 9)]), 400, 'validation_error');
+      const err = assertError(
+        await grantMine(p.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'marketing_sms', 9)]),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields['grants.1.purpose_version']);
       assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email'), g(orgB.id, 'marketing_email')]), 403, 'forbidden');
       assertError(await grantMine(p.token, [g(orgA.id, 'marketing_email'), g(orgA.id, 'marketing_email')]), 400, 'validation_error');
@@ -240,15 +275,21 @@ describe('consents', () => {
       // Crafted SQL: row-level security says the same.
       await assert.rejects(
         t.db.withScope({ role: 'app_rls', principalId: patient.userId, orgId: orgB.id, permissions: [] }, (tx) =>
-          tx.query(`insert into consent_ledger (organization_id, patient_profile_id, purpose_code, purpose_version, source, granted_by_principal_id)
-                    values ($1, $2, 'marketing_email', 1, 'api', $2)`, [orgB.id, patient.userId]),
+          tx.query(
+            `insert into consent_ledger (organization_id, patient_profile_id, purpose_code, purpose_version, source, granted_by_principal_id)
+                    values ($1, $2, 'marketing_email', 1, 'api', $2)`,
+            [orgB.id, patient.userId],
+          ),
         ),
         /row-level security/,
       );
       await assert.rejects(
         t.db.withScope({ role: 'app_rls', principalId: patient.userId, orgId: orgA.id, permissions: [] }, (tx) =>
-          tx.query(`insert into consent_ledger (organization_id, patient_profile_id, purpose_code, purpose_version, source, granted_by_principal_id)
-                    values ($1, $2, 'marketing_email', 1, 'api', $3)`, [orgA.id, other.userId, patient.userId]),
+          tx.query(
+            `insert into consent_ledger (organization_id, patient_profile_id, purpose_code, purpose_version, source, granted_by_principal_id)
+                    values ($1, $2, 'marketing_email', 1, 'api', $3)`,
+            [orgA.id, other.userId, patient.userId],
+          ),
         ),
         /row-level security/,
       );
@@ -273,7 +314,12 @@ describe('consents', () => {
 
       const [first] = dataOf(await grantMine(p.token, [g(orgA.id, 'marketing_email')]), 201);
       groups = dataOf(await mine(p.token));
-      assert.deepEqual(find(groups, orgA.id, 'marketing_email').current, { id: first.id, purpose_version: 1, granted_at: first.granted_at, source: 'self_toggle' });
+      assert.deepEqual(find(groups, orgA.id, 'marketing_email').current, {
+        id: first.id,
+        purpose_version: 1,
+        granted_at: first.granted_at,
+        source: 'self_toggle',
+      });
 
       const withdrawn = dataOf(await withdrawMine(p.token, first.id, { withdrawal_reason: 'too many emails' }));
       assert.equal(withdrawn.id, first.id);
@@ -288,13 +334,20 @@ describe('consents', () => {
       groups = dataOf(await mine(p.token));
       const group = find(groups, orgA.id, 'marketing_email');
       assert.equal(group.current.id, second.id);
-      assert.deepEqual(group.history.map((r: any) => r.id), [second.id, first.id], 'old rows stay as history, newest first');
+      assert.deepEqual(
+        group.history.map((r: any) => r.id),
+        [second.id, first.id],
+        'old rows stay as history, newest first',
+      );
       const audit = await consentAudits(first.id);
-      assert.deepEqual(audit.map((a) => a.data.change), ['granted', 'withdrawn']);
+      assert.deepEqual(
+        audit.map((a) => a.data.change),
+        ['granted', 'withdrawn'],
+      );
       assert.equal(audit[1]!.data.withdrawal_reason, 'too many emails');
     });
 
-    it('withdraw: 404 when no ACTIVE row of the caller has the id (already withdrawn, someone else\'s, unknown)', async () => {
+    it("withdraw: 404 when no ACTIVE row of the caller has the id (already withdrawn, someone else's, unknown)", async () => {
       const p = await t.addPatient(orgA.id, uniqueEmail('p'));
       const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'analytics')]), 201);
       assertError(await withdrawMine(other.token, row.id), 404, 'not_found');
@@ -314,7 +367,10 @@ describe('consents', () => {
       assertError(await withdrawMine(p.token, row.id), 409, 'not_withdrawable');
       const group = dataOf(await mine(p.token)).find((x: any) => x.organization_id === org.id && x.purpose_code === 'org_terms');
       assert.equal(group.current.id, row.id);
-      assert.deepEqual((await consentAudits(row.id)).map((a) => a.data.change), ['granted']);
+      assert.deepEqual(
+        (await consentAudits(row.id)).map((a) => a.data.change),
+        ['granted'],
+      );
     });
 
     it('re-accepting a newer version supersedes; withdrawing then ends every active row of that purpose', async () => {
@@ -368,14 +424,38 @@ describe('consents', () => {
       assert.equal(audit[0]!.action, 'consent_changed');
       assert.equal(audit[0]!.data.source, 'staff_action');
       // Platform purposes, other organizations and stale versions are refused.
-      assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body: { grants: [{ purpose_code: 'platform_terms', purpose_version: 1 }] } }), 400, 'validation_error');
       assertError(
-        await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body: { grants: [{ organization_id: orgB.id, purpose_code: 'marketing_email', purpose_version: 1 }] } }),
+        await t.call('POST', `${base(orgA.id, pid)}/grant`, {
+          token: adminA,
+          body: { grants: [{ purpose_code: 'platform_terms', purpose_version: 1 }] },
+        }),
         400,
         'validation_error',
       );
-      assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body: { grants: [{ purpose_code: 'marketing_email', purpose_version: 3 }] } }), 400, 'validation_error');
-      assertError(await t.call('POST', `${base(orgA.id, pid)}/grant`, { token: adminA, body: { grants: [{ purpose_code: 'marketing_email', purpose_version: 1, source: 'api' }] } }), 400, 'validation_error');
+      assertError(
+        await t.call('POST', `${base(orgA.id, pid)}/grant`, {
+          token: adminA,
+          body: { grants: [{ organization_id: orgB.id, purpose_code: 'marketing_email', purpose_version: 1 }] },
+        }),
+        400,
+        'validation_error',
+      );
+      assertError(
+        await t.call('POST', `${base(orgA.id, pid)}/grant`, {
+          token: adminA,
+          body: { grants: [{ purpose_code: 'marketing_email', purpose_version: 3 }] },
+        }),
+        400,
+        'validation_error',
+      );
+      assertError(
+        await t.call('POST', `${base(orgA.id, pid)}/grant`, {
+          token: adminA,
+          body: { grants: [{ purpose_code: 'marketing_email', purpose_version: 1, source: 'api' }] },
+        }),
+        400,
+        'validation_error',
+      );
     });
 
     it('a patient id of another organization, or unknown, is 404', async () => {
@@ -414,13 +494,19 @@ describe('consents', () => {
       const [row] = dataOf(await grantMine(p.token, [g(orgA.id, 'profile_sharing')]), 201);
       assertError(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: specialistA, body: {} }), 403, 'forbidden');
       assertError(await t.call('POST', `${base(orgA.id, otherPid)}/${row.id}/withdraw`, { token: adminA, body: {} }), 404, 'not_found');
-      const w = dataOf(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: { withdrawal_reason: 'asked by phone' } }));
+      const w = dataOf(
+        await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: { withdrawal_reason: 'asked by phone' } }),
+      );
       assert.equal(w.withdrawal_reason, 'asked by phone');
       assert.notEqual(w.withdrawn_by_principal_id, p.userId);
       assertError(await t.call('POST', `${base(orgA.id, pid)}/${row.id}/withdraw`, { token: adminA, body: {} }), 404, 'not_found');
-      const shared = (await t.db.query<{ profile_shared: boolean }>('select profile_shared from patients where id = $1', [pid])).rows[0]!.profile_shared;
+      const shared = (await t.db.query<{ profile_shared: boolean }>('select profile_shared from patients where id = $1', [pid])).rows[0]!
+        .profile_shared;
       assert.equal(shared, false);
-      assert.deepEqual((await consentAudits(row.id)).map((a) => a.data.change), ['granted', 'withdrawn']);
+      assert.deepEqual(
+        (await consentAudits(row.id)).map((a) => a.data.change),
+        ['granted', 'withdrawn'],
+      );
     });
   });
 
@@ -445,11 +531,22 @@ describe('consents', () => {
           `update consent_ledger set purpose_code = 'analytics', withdrawn_at = now(), withdrawn_by_principal_id = patient_profile_id where id = $1`,
           `delete from consent_ledger where id = $1`,
         ]) {
-          await assert.rejects(t.db.withScope(scope, (tx) => tx.query(sql, [row.id])), REFUSED, `${scope.role}: ${sql}`);
+          await assert.rejects(
+            t.db.withScope(scope, (tx) => tx.query(sql, [row.id])),
+            REFUSED,
+            `${scope.role}: ${sql}`,
+          );
         }
-        await assert.rejects(t.db.withScope(scope, (tx) => tx.query('truncate consent_ledger')), REFUSED, `${scope.role}: truncate`);
+        await assert.rejects(
+          t.db.withScope(scope, (tx) => tx.query('truncate consent_ledger')),
+          REFUSED,
+          `${scope.role}: truncate`,
+        );
       }
-      await assert.rejects(t.db.query(`update consent_ledger set purpose_code = 'analytics' where id = $1`, [row.id]), /only the withdrawal/);
+      await assert.rejects(
+        t.db.query(`update consent_ledger set purpose_code = 'analytics' where id = $1`, [row.id]),
+        /only the withdrawal/,
+      );
       await assert.rejects(t.db.query(`delete from consent_ledger where id = $1`, [row.id]), /append-only/);
       await assert.rejects(t.db.query('truncate consent_ledger'), /append-only/);
       assert.deepEqual(await snapshot(), before);
@@ -458,25 +555,46 @@ describe('consents', () => {
     it('a withdrawal can be recorded once; after that the row is frozen', async () => {
       const [scope] = roles();
       await t.db.withScope(scope!, (tx) =>
-        tx.query(`update consent_ledger set withdrawn_at = now(), withdrawn_by_principal_id = $2, withdrawal_reason = 'sql' where id = $1`, [row.id, patient.userId]),
+        tx.query(
+          `update consent_ledger set withdrawn_at = now(), withdrawn_by_principal_id = $2, withdrawal_reason = 'sql' where id = $1`,
+          [row.id, patient.userId],
+        ),
       );
       const frozen = await snapshot();
       assert.ok(frozen!.withdrawn_at);
       for (const s of roles()) {
         await assert.rejects(
-          t.db.withScope(s, (tx) => tx.query(`update consent_ledger set withdrawn_at = now(), withdrawn_by_principal_id = $2 where id = $1`, [row.id, patient.userId])),
+          t.db.withScope(s, (tx) =>
+            tx.query(`update consent_ledger set withdrawn_at = now(), withdrawn_by_principal_id = $2 where id = $1`, [
+              row.id,
+              patient.userId,
+            ]),
+          ),
           REFUSED,
           s.role,
         );
-        await assert.rejects(t.db.withScope(s, (tx) => tx.query(`update consent_ledger set withdrawal_reason = 'changed' where id = $1`, [row.id])), REFUSED, s.role);
+        await assert.rejects(
+          t.db.withScope(s, (tx) => tx.query(`update consent_ledger set withdrawal_reason = 'changed' where id = $1`, [row.id])),
+          REFUSED,
+          s.role,
+        );
       }
-      await assert.rejects(t.db.query(`update consent_ledger set withdrawn_at = null, withdrawn_by_principal_id = null, withdrawal_reason = null where id = $1`, [row.id]), /already withdrawn/);
+      await assert.rejects(
+        t.db.query(
+          `update consent_ledger set withdrawn_at = null, withdrawn_by_principal_id = null, withdrawal_reason = null where id = $1`,
+          [row.id],
+        ),
+        /already withdrawn/,
+      );
       assert.deepEqual(await snapshot(), frozen);
     });
 
     it('row-level security: a person reads own rows; staff need consents.view_org at the organization', async () => {
       const count = (scope: any) =>
-        t.db.withScope(scope, async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from consent_ledger where id = $1', [row.id])).rows[0]!.n);
+        t.db.withScope(
+          scope,
+          async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from consent_ledger where id = $1', [row.id])).rows[0]!.n,
+        );
       const staff = (await t.call('GET', '/v1/me', { token: specialistA })).json().data.id;
       assert.equal(await count({ role: 'app_rls', principalId: patient.userId, orgId: orgB.id, permissions: [] }), 1);
       assert.equal(await count({ role: 'app_rls', principalId: staff, orgId: orgA.id, permissions: [] }), 0);
@@ -503,13 +621,25 @@ describe('consents', () => {
       const bad = assertError(await onboard(token, org.id, [g(org.id, 'marketing_email')]), 400, 'validation_error');
       assert.match(bad.fields.grants, /org_privacy_notice/);
       assert.equal((await t.db.query('select 1 from patients where user_id = $1', [me.id])).rows.length, 0);
-      const res = dataOf(await onboard(token, org.id, [g(org.id, 'org_privacy_notice', notice.version, 'signup_checkbox'), g(org.id, 'marketing_email', 1, 'signup_checkbox')]), 201);
+      const res = dataOf(
+        await onboard(token, org.id, [
+          g(org.id, 'org_privacy_notice', notice.version, 'signup_checkbox'),
+          g(org.id, 'marketing_email', 1, 'signup_checkbox'),
+        ]),
+        201,
+      );
       assert.equal(res.patient_status, 'created');
       assert.equal(res.organization_id, org.id);
-      assert.deepEqual(res.consents.map((c: any) => c.purpose_code), ['org_privacy_notice', 'marketing_email']);
+      assert.deepEqual(
+        res.consents.map((c: any) => c.purpose_code),
+        ['org_privacy_notice', 'marketing_email'],
+      );
       assert.equal(res.patient_id, await patientRowId(org.id, me.id));
       const audit = await consentAudits(res.patient_id);
-      assert.deepEqual(audit.map((a) => a.action), ['patient.onboarded']);
+      assert.deepEqual(
+        audit.map((a) => a.action),
+        ['patient.onboarded'],
+      );
       // A patient now, and not stopped by the gate: the notice is accepted.
       const after = dataOf(await t.call('GET', '/v1/me', { token, org: org.id }));
       assert.equal(after.is_patient_at_current_org, true);
@@ -538,7 +668,15 @@ describe('consents', () => {
           orgId: ctxUser.current_organization_id,
         },
         inTx: <T>(fn: (tx: any) => Promise<T>) =>
-          t.db.withScope({ role: ctxUser.is_superadmin ? 'app_bypass' : 'app_rls', principalId: ctxUser.id, orgId: orgId ?? '00000000-0000-0000-0000-000000000000', permissions: [] }, fn),
+          t.db.withScope(
+            {
+              role: ctxUser.is_superadmin ? 'app_bypass' : 'app_rls',
+              principalId: ctxUser.id,
+              orgId: orgId ?? '00000000-0000-0000-0000-000000000000',
+              permissions: [],
+            },
+            fn,
+          ),
       } as unknown as FastifyRequest;
       return requireConsent(purpose)(request);
     }
@@ -572,8 +710,14 @@ describe('re-consent gate (412)', () => {
   let patientB: { token: string; userId: string };
 
   const accept = (token: string, grants: unknown[]) => t.call('POST', '/v1/me/consents', { token, body: { grants } });
-  const g = (organization_id: string | null, purpose_code: string, purpose_version: number) => ({ organization_id, purpose_code, purpose_version, source: 'signup_checkbox' });
-  const publishPlatform = (code: string) => t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: `${code} text` } } });
+  const g = (organization_id: string | null, purpose_code: string, purpose_version: number) => ({
+    organization_id,
+    purpose_code,
+    purpose_version,
+    source: 'signup_checkbox',
+  });
+  const publishPlatform = (code: string) =>
+    t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: `${code} text` } } });
 
   before(async () => {
     t = await startTestApp();
@@ -628,7 +772,11 @@ describe('re-consent gate (412)', () => {
     // Non-consent purposes cannot be withdrawn to escape or reset the gate.
     const mine = dataOf(await t.call('GET', '/v1/me/consents', { token: patient.token }));
     const current = mine.find((x: any) => x.purpose_code === 'platform_terms').current;
-    assertError(await t.call('POST', `/v1/me/consents/${current.id}/withdraw`, { token: patient.token, body: {} }), 409, 'not_withdrawable');
+    assertError(
+      await t.call('POST', `/v1/me/consents/${current.id}/withdraw`, { token: patient.token, body: {} }),
+      409,
+      'not_withdrawable',
+    );
   });
 
   it('org purposes: only for patients of the organization in scope; staff are not subject to them', async () => {
@@ -660,7 +808,10 @@ describe('re-consent gate (412)', () => {
     dataOf(await accept(patient.token, [g(org.id, 'org_terms', 1)]), 201);
     dataOf(await t.call('GET', `/v1/organizations/${org.id}`, { token: patient.token }));
     const o = dataOf(
-      await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_terms/versions`, { token: admin.token, body: { body_translations: { en: 'Clinic terms' } } }),
+      await t.call('POST', `/v1/organizations/${org.id}/consent-purposes/org_terms/versions`, {
+        token: admin.token,
+        body: { body_translations: { en: 'Clinic terms' } },
+      }),
       201,
     );
     assert.equal(o.version, 2);
@@ -682,7 +833,10 @@ describe('re-consent gate (412)', () => {
     const fresh = await t.createOrg();
     const token = await t.token(uniqueEmail('newcomer'));
     assertError(
-      await t.call('POST', '/v1/portal/onboard', { token, body: { organization_id: fresh.id, grants: [g(fresh.id, 'org_privacy_notice', 1)] } }),
+      await t.call('POST', '/v1/portal/onboard', {
+        token,
+        body: { organization_id: fresh.id, grants: [g(fresh.id, 'org_privacy_notice', 1)] },
+      }),
       409,
       'privacy_notice_missing',
     );

@@ -71,7 +71,10 @@ describe('request context cache never serves a stale context', () => {
     // A requested organization that does not exist yet is 404, and exists on the next request once created.
     const futureId = '01900000-0000-7000-8000-000000000001';
     assert.equal((await a.call('GET', '/v1/me', { token, org: futureId })).statusCode, 404);
-    await database.db.query(`insert into organizations (id, slug, name) values ($1, $2, 'Later')`, [futureId, `later-${first.id.slice(-8)}`]);
+    await database.db.query(`insert into organizations (id, slug, name) values ($1, $2, 'Later')`, [
+      futureId,
+      `later-${first.id.slice(-8)}`,
+    ]);
     assert.equal((await a.call('GET', '/v1/me', { token, org: futureId })).statusCode, 200);
 
     // A change to the user's own row (the stored organization) moves its version; activity does not.
@@ -84,9 +87,11 @@ describe('request context cache never serves a stale context', () => {
     await me(b, staff.token);
     await database.db.query('update users set current_organization_id = $2 where id = $1', [staff.userId, other.id]);
     for (const t of [a, b]) assert.equal((await me(t, staff.token)).current_organization_id, other.id);
-    const before = (await database.db.query<{ v: number }>('select context_version as v from users where id = $1', [staff.userId])).rows[0]!.v;
+    const before = (await database.db.query<{ v: number }>('select context_version as v from users where id = $1', [staff.userId])).rows[0]!
+      .v;
     await database.db.query('update users set last_activity = now() where id = $1', [staff.userId]);
-    const afterActivity = (await database.db.query<{ v: number }>('select context_version as v from users where id = $1', [staff.userId])).rows[0]!.v;
+    const afterActivity = (await database.db.query<{ v: number }>('select context_version as v from users where id = $1', [staff.userId]))
+      .rows[0]!.v;
     assert.equal(afterActivity, before, 'recording activity must not invalidate the cached context');
   });
 });

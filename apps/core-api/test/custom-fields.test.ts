@@ -30,7 +30,16 @@ describe('custom fields', () => {
     t.call(method, url, { token, org, ...(body !== undefined ? { body } : {}) });
   let n = 0;
   const create = async (body: Record<string, unknown> = {}, token = adminA, org = orgA) =>
-    dataOf(await call('POST', '/v1/custom-fields', token, { entity_type: 'patient', key: `field_${++n}`, label: 'Allergies', field_type: 'text', ...body }, org), 201);
+    dataOf(
+      await call(
+        'POST',
+        '/v1/custom-fields',
+        token,
+        { entity_type: 'patient', key: `field_${++n}`, label: 'Allergies', field_type: 'text', ...body },
+        org,
+      ),
+      201,
+    );
 
   it('POST creates a published field at version 1 and archives the version 1 snapshot', async () => {
     const f = await create({ field_type: 'select', options: ['a', 'b'], system_key: 'sys.blood_type' });
@@ -41,10 +50,22 @@ describe('custom fields', () => {
     const versions = await call('GET', `/v1/custom-fields/${f.id}/versions`, adminA);
     assert.equal(versions.statusCode, 200, versions.body);
     assert.deepEqual(versions.json().pagination, { page: 1, limit: 50, total: 1 });
-    assert.deepEqual(versions.json().data[0].fields, { key: f.key, label: 'Allergies', field_type: 'select', options: ['a', 'b'], private: false });
+    assert.deepEqual(versions.json().data[0].fields, {
+      key: f.key,
+      label: 'Allergies',
+      field_type: 'select',
+      options: ['a', 'b'],
+      private: false,
+    });
     const audit = await t.db.query(`select action from audit_logs where entity_id = $1`, [f.id]);
-    assert.deepEqual(audit.rows.map((r: any) => r.action), ['custom_field.created']);
-    const ev = await t.db.query<{ type: string; organization_id: string }>(`select type, organization_id from domain_events where data->>'id' = $1`, [f.id]);
+    assert.deepEqual(
+      audit.rows.map((r: any) => r.action),
+      ['custom_field.created'],
+    );
+    const ev = await t.db.query<{ type: string; organization_id: string }>(
+      `select type, organization_id from domain_events where data->>'id' = $1`,
+      [f.id],
+    );
     assert.deepEqual(ev.rows, [{ type: 'custom_field.published', organization_id: orgA }]);
   });
 
@@ -73,7 +94,14 @@ describe('custom fields', () => {
     assert.deepEqual([p3.version, p3.published, p3.label], [3, true, 'One']);
     // versions newest first, and one version.
     const versions = dataOf(await call('GET', `/v1/custom-fields/${f.id}/versions`, adminA));
-    assert.deepEqual(versions.map((v: any) => [v.version, v.fields.label]), [[3, 'One'], [2, 'Three'], [1, 'One']]);
+    assert.deepEqual(
+      versions.map((v: any) => [v.version, v.fields.label]),
+      [
+        [3, 'One'],
+        [2, 'Three'],
+        [1, 'One'],
+      ],
+    );
     const v2 = dataOf(await call('GET', `/v1/custom-fields/${f.id}/versions/2`, adminA));
     assert.deepEqual([v2.version, v2.fields.key], [2, `renamed_${n}`]);
     assertError(await call('GET', `/v1/custom-fields/${f.id}/versions/9`, adminA), 404, 'not_found');
@@ -82,9 +110,17 @@ describe('custom fields', () => {
     assertError(await call('POST', `/v1/custom-fields/${f.id}/rollback`, adminA, { version: 7 }), 404, 'not_found');
     assert.equal(dataOf(await call('GET', `/v1/custom-fields/${f.id}`, adminA)).published, true);
     const events = await t.db.query<{ type: string }>(`select type from domain_events where data->>'id' = $1 order by id`, [f.id]);
-    assert.deepEqual(events.rows.map((r) => r.type), [
-      'custom_field.published', 'custom_field.updated', 'custom_field.updated', 'custom_field.published', 'custom_field.updated', 'custom_field.published',
-    ]);
+    assert.deepEqual(
+      events.rows.map((r) => r.type),
+      [
+        'custom_field.published',
+        'custom_field.updated',
+        'custom_field.updated',
+        'custom_field.published',
+        'custom_field.updated',
+        'custom_field.published',
+      ],
+    );
   });
 
   it('rollback from the published state also yields a draft', async () => {
@@ -96,7 +132,11 @@ describe('custom fields', () => {
 
   it('validates definitions: key shape, options only and always for choice types, unknown properties; nothing is written', async () => {
     const bad = async (body: Record<string, unknown>, field: string) => {
-      const err = assertError(await call('POST', '/v1/custom-fields', adminA, { entity_type: 'patient', key: 'ok_key', label: 'L', field_type: 'text', ...body }), 400, 'validation_error');
+      const err = assertError(
+        await call('POST', '/v1/custom-fields', adminA, { entity_type: 'patient', key: 'ok_key', label: 'L', field_type: 'text', ...body }),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields[field], JSON.stringify(err));
     };
     await bad({ key: 'Bad-Key' }, 'key');
@@ -118,7 +158,11 @@ describe('custom fields', () => {
 
   it('a key is unique among the live fields of one entity type (409), and free again after deletion', async () => {
     const f = await create({ key: 'unique_key' });
-    assertError(await call('POST', '/v1/custom-fields', adminA, { entity_type: 'patient', key: 'unique_key', label: 'L', field_type: 'text' }), 409, 'custom_field_key_taken');
+    assertError(
+      await call('POST', '/v1/custom-fields', adminA, { entity_type: 'patient', key: 'unique_key', label: 'L', field_type: 'text' }),
+      409,
+      'custom_field_key_taken',
+    );
     // Another entity type or another organization may use it.
     await create({ key: 'unique_key', entity_type: 'specialist' });
     await create({ key: 'unique_key' }, adminB, orgB);
@@ -176,17 +220,33 @@ describe('custom fields', () => {
     const b = await create({ key: 'beta' }, admin, org);
     await call('PATCH', `/v1/custom-fields/${b.id}`, admin, { label: 'Draft' }, org);
     const all = await call('GET', '/v1/custom-fields?sort=key', admin, undefined, org);
-    assert.deepEqual(all.json().data.map((x: any) => x.key), ['alpha', 'beta']);
+    assert.deepEqual(
+      all.json().data.map((x: any) => x.key),
+      ['alpha', 'beta'],
+    );
     assert.equal(all.json().pagination.total, 2);
-    assert.deepEqual(dataOf(await call('GET', '/v1/custom-fields?entity_type=specialist', admin, undefined, org)).map((x: any) => x.id), [a.id]);
-    assert.deepEqual(dataOf(await call('GET', '/v1/custom-fields?published=false', admin, undefined, org)).map((x: any) => x.id), [b.id]);
-    assert.deepEqual(dataOf(await call('GET', '/v1/custom-fields', admin, undefined, org)).map((x: any) => x.id), [b.id, a.id]);
+    assert.deepEqual(
+      dataOf(await call('GET', '/v1/custom-fields?entity_type=specialist', admin, undefined, org)).map((x: any) => x.id),
+      [a.id],
+    );
+    assert.deepEqual(
+      dataOf(await call('GET', '/v1/custom-fields?published=false', admin, undefined, org)).map((x: any) => x.id),
+      [b.id],
+    );
+    assert.deepEqual(
+      dataOf(await call('GET', '/v1/custom-fields', admin, undefined, org)).map((x: any) => x.id),
+      [b.id, a.id],
+    );
     assertError(await call('GET', '/v1/custom-fields?sort=version', admin, undefined, org), 422, 'validation_failed');
   });
 
   it('permissions: writes need custom_fields.manage, reads staff; patients, other organizations and no scope are refused', async () => {
     const f = await create();
-    assertError(await call('POST', '/v1/custom-fields', specialistA, { entity_type: 'patient', key: 'x', label: 'x', field_type: 'text' }), 403, 'forbidden');
+    assertError(
+      await call('POST', '/v1/custom-fields', specialistA, { entity_type: 'patient', key: 'x', label: 'x', field_type: 'text' }),
+      403,
+      'forbidden',
+    );
     assertError(await call('PATCH', `/v1/custom-fields/${f.id}`, specialistA, { label: 'x' }), 403, 'forbidden');
     assertError(await call('POST', `/v1/custom-fields/${f.id}/publish`, specialistA), 403, 'forbidden');
     assertError(await call('POST', `/v1/custom-fields/${f.id}/rollback`, specialistA, { version: 1 }), 403, 'forbidden');
@@ -209,8 +269,10 @@ describe('custom fields', () => {
 
   it('a row-level security check as app_rls: another organization in the settings sees no field', async () => {
     await create();
-    const n = await t.db.withScope({ role: 'app_rls', principalId: null, orgId: orgB, permissions: ['custom_fields.manage'] }, async (tx) =>
-      (await tx.query<{ n: number }>('select count(*)::int as n from custom_fields where organization_id = $1', [orgA])).rows[0]!.n,
+    const n = await t.db.withScope(
+      { role: 'app_rls', principalId: null, orgId: orgB, permissions: ['custom_fields.manage'] },
+      async (tx) =>
+        (await tx.query<{ n: number }>('select count(*)::int as n from custom_fields where organization_id = $1', [orgA])).rows[0]!.n,
     );
     assert.equal(n, 0);
   });

@@ -35,7 +35,8 @@ async function startDnsServer() {
     else if (!answer) response.header.rcode = RCODE.NXDOMAIN;
     else if (q.type === Packet.TYPE.TXT) {
       // ttl 0: nothing between the resolver and this server may keep an old answer.
-      for (const txt of answer.txt) response.answers.push({ name: q.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: txt } as never);
+      for (const txt of answer.txt)
+        response.answers.push({ name: q.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: txt } as never);
     }
     void send(response);
   });
@@ -89,7 +90,12 @@ describe('custom domains', () => {
   async function added(token: string, orgId: string, domain = uniqueDomain()) {
     const res = await add(token, orgId, { domain });
     assert.equal(res.statusCode, 201, res.body);
-    return res.json().data as { id: string; domain: string; verified: boolean; verification: { type: string; name: string; value: string } };
+    return res.json().data as {
+      id: string;
+      domain: string;
+      verified: boolean;
+      verification: { type: string; name: string; value: string };
+    };
   }
 
   async function auditRows(entityId: string) {
@@ -212,7 +218,10 @@ describe('custom domains', () => {
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
       assert.deepEqual(Object.keys(body), ['data'], 'no pagination: an organization has few domains');
-      assert.deepEqual(body.data.map((d: { id: string }) => d.id), [second.id, first.id]);
+      assert.deepEqual(
+        body.data.map((d: { id: string }) => d.id),
+        [second.id, first.id],
+      );
       assert.deepEqual(body.data[1], { ...first, verified_at: null, created_at: body.data[1].created_at });
       assert.equal(body.data[1].verification.value, first.verification.value, 'the record stays readable until verified and after');
     });
@@ -229,7 +238,10 @@ describe('custom domains', () => {
       assert.match(v.reason, /No TXT record was found/);
       assert.ok(v.reason.includes(d.verification.name) && v.reason.includes(d.verification.value), v.reason);
       assert.ok(dns.queries.includes(d.verification.name), 'the lookup went to the configured DNS server');
-      assert.deepEqual((await auditRows(d.id)).map((a) => a.action), ['domain.added']);
+      assert.deepEqual(
+        (await auditRows(d.id)).map((a) => a.action),
+        ['domain.added'],
+      );
       assertError(await resolve(d.domain), 404, 'organization_not_found');
     });
 
@@ -276,7 +288,10 @@ describe('custom domains', () => {
       assert.equal(again.verified_at, v.verified_at);
       assert.equal(dns.queries.length, asked);
       const audit = await auditRows(d.id);
-      assert.deepEqual(audit.map((a) => a.action), ['domain.added', 'domain.verified']);
+      assert.deepEqual(
+        audit.map((a) => a.action),
+        ['domain.added', 'domain.verified'],
+      );
       assert.deepEqual(audit[1]!.data, { domain: d.domain, record_name: d.verification.name });
       assert.equal(audit[1]!.actor_user_id, await userId(adminA));
 
@@ -324,7 +339,10 @@ describe('custom domains', () => {
       assertError(await resolve(d.domain), 404, 'organization_not_found');
       assert.ok(!(await list(adminA, orgA.id)).json().data.some((x: { id: string }) => x.id === d.id));
       const audit = await auditRows(d.id);
-      assert.deepEqual(audit.map((a) => a.action), ['domain.added', 'domain.verified', 'domain.deleted']);
+      assert.deepEqual(
+        audit.map((a) => a.action),
+        ['domain.added', 'domain.verified', 'domain.deleted'],
+      );
       assert.deepEqual(audit[2]!.data, { domain: d.domain, was_verified: true });
       assert.equal(audit[2]!.organization_id, orgA.id);
       assertError(await remove(adminA, orgA.id, d.id), 404, 'not_found');
@@ -334,8 +352,14 @@ describe('custom domains', () => {
       const d = await added(adminA, orgA.id);
       assertError(await remove(adminB, orgB.id, d.id), 404, 'not_found');
       assertError(await remove(adminB, orgA.id, d.id), 403, 'forbidden');
-      assert.ok((await list(adminA, orgA.id)).json().data.some((x: { id: string }) => x.id === d.id), 'still there');
-      assert.deepEqual((await auditRows(d.id)).map((a) => a.action), ['domain.added']);
+      assert.ok(
+        (await list(adminA, orgA.id)).json().data.some((x: { id: string }) => x.id === d.id),
+        'still there',
+      );
+      assert.deepEqual(
+        (await auditRows(d.id)).map((a) => a.action),
+        ['domain.added'],
+      );
     });
   });
 
@@ -369,11 +393,14 @@ describe('custom domains', () => {
       assertError(await remove(superadmin, orgA.id, d.id), 404, 'not_found');
       assert.equal((await remove(superadmin, orgB.id, d.id)).statusCode, 204);
       const audit = await auditRows(d.id);
-      assert.deepEqual(audit.map((a) => [a.action, a.organization_id]), [
-        ['domain.added', orgB.id],
-        ['domain.verified', orgB.id],
-        ['domain.deleted', orgB.id],
-      ]);
+      assert.deepEqual(
+        audit.map((a) => [a.action, a.organization_id]),
+        [
+          ['domain.added', orgB.id],
+          ['domain.verified', orgB.id],
+          ['domain.deleted', orgB.id],
+        ],
+      );
     });
 
     it('an organization that does not exist: 404 organization_not_found', async () => {
@@ -384,11 +411,17 @@ describe('custom domains', () => {
       const d = await added(adminA, orgA.id);
       const spec = await userId(specialistA);
       const scope = { role: 'app_rls' as const, principalId: spec, orgId: orgA.id, permissions: ['organizations.view_directory'] };
-      const seen = await t.db.withScope(scope, async (tx) => (await tx.query('select id from organization_domains where id = $1', [d.id])).rows.length);
+      const seen = await t.db.withScope(
+        scope,
+        async (tx) => (await tx.query('select id from organization_domains where id = $1', [d.id])).rows.length,
+      );
       assert.equal(seen, 0);
       await assert.rejects(
         t.db.withScope(scope, (tx) =>
-          tx.query(`insert into organization_domains (organization_id, domain, verification_token) values ($1, $2, 'x')`, [orgA.id, uniqueDomain()]),
+          tx.query(`insert into organization_domains (organization_id, domain, verification_token) values ($1, $2, 'x')`, [
+            orgA.id,
+            uniqueDomain(),
+          ]),
         ),
         /row-level security/,
       );

@@ -12,7 +12,12 @@ before(async () => {
 after(() => shared.drop());
 
 /** The spec 2.2 error envelope, with `fields` only where the caller says so. */
-function assertEnvelope(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string, withFields = false) {
+function assertEnvelope(
+  res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+  status: number,
+  code: string,
+  withFields = false,
+) {
   assert.equal(res.statusCode, status, `status ${res.statusCode}, expected ${status}`);
   assert.match(String(res.headers['content-type']), /^application\/json/);
   const body = res.json();
@@ -118,7 +123,10 @@ describe('body size limit', () => {
   });
 
   it('a body under the limit is read normally', async () => {
-    const res = await t.call('PUT', '/v1/me/switch-organization', { as: uniqueEmail(), body: { organization_id: '0190a000-0000-7000-8000-000000000001' } });
+    const res = await t.call('PUT', '/v1/me/switch-organization', {
+      as: uniqueEmail(),
+      body: { organization_id: '0190a000-0000-7000-8000-000000000001' },
+    });
     // Not a member of that (nonexistent) organization: the body was parsed and the rule applied.
     assert.notEqual(res.statusCode, 413);
     assert.ok(res.statusCode < 500, res.body);

@@ -21,6 +21,7 @@ describe('the event catalog is documented in docs/events.md and in the OpenAPI w
     const entry = doc.webhooks['organization.updated'].post;
     assert.equal(entry.requestBody.content['application/json'].schema.properties.event.const, 'organization.updated');
     const headers = entry.parameters.map((p: any) => p.name);
-    for (const h of ['X-Webhook-Signature', 'X-Webhook-Event', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) assert.ok(headers.includes(h), h);
+    for (const h of ['X-Webhook-Signature', 'X-Webhook-Event', 'webhook-id', 'webhook-timestamp', 'webhook-signature'])
+      assert.ok(headers.includes(h), h);
   });
 });

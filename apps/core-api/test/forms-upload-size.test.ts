@@ -18,8 +18,18 @@ describe('form files above the JSON body limit', () => {
     const admin = (await t.addMember(org, uniqueEmail('admin'), 'admin')).token;
     const patient = await t.addPatient(org, uniqueEmail('patient'));
     const patientId = (await t.db.query<{ id: string }>('select id from patients where user_id = $1', [patient.userId])).rows[0]!.id;
-    const field = dataOf(await t.call('POST', '/v1/custom-fields', { token: admin, org, body: { entity_type: 'form', key: 'q', label: 'Q', field_type: 'text' } }), 201);
-    const tpl = dataOf(await t.call('POST', '/v1/form-templates', { token: admin, org, body: { name: 'T', fields: [{ custom_field_id: field.id }] } }), 201);
+    const field = dataOf(
+      await t.call('POST', '/v1/custom-fields', {
+        token: admin,
+        org,
+        body: { entity_type: 'form', key: 'q', label: 'Q', field_type: 'text' },
+      }),
+      201,
+    );
+    const tpl = dataOf(
+      await t.call('POST', '/v1/form-templates', { token: admin, org, body: { name: 'T', fields: [{ custom_field_id: field.id }] } }),
+      201,
+    );
     const body = { form_template_id: tpl.id, patient_id: patientId };
     const first = await t.call('POST', '/v1/forms', { token: admin, org, body, headers: { 'idempotency-key': 'form-create-1' } });
     const again = await t.call('POST', '/v1/forms', { token: admin, org, body, headers: { 'idempotency-key': 'form-create-1' } });
@@ -31,11 +41,22 @@ describe('form files above the JSON body limit', () => {
       const boundary = 'clinicbig';
       const bytes = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(size - 9, 0x20)]);
       const payload = Buffer.concat([
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
+        ),
         bytes,
         Buffer.from(`\r\n--${boundary}--\r\n`),
       ]);
-      return t.app.inject({ method: 'POST', url: `/v1/forms/${form.id}/files`, payload, headers: { authorization: `Bearer ${admin}`, 'x-organization-id': org, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      return t.app.inject({
+        method: 'POST',
+        url: `/v1/forms/${form.id}/files`,
+        payload,
+        headers: {
+          authorization: `Bearer ${admin}`,
+          'x-organization-id': org,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+        },
+      });
     };
     const ok = await send(2 * 1024 * 1024);
     assert.equal(ok.statusCode, 201, ok.body);

@@ -5,12 +5,18 @@ import { ORPHAN_GRACE_MS, sweepOrphanFormFiles } from '../src/modules/forms/jobs
 
 // Form templates (spec 9.6) and forms (spec 2.10, 3.5, 5.8, 7; issue 6): snapshots, fill, sign, files.
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1d2b80000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1d2b80000000049454e44ae426082',
+  'hex',
+);
 
 function multipart(file: { name: string; type: string; bytes: Buffer }, field = 'file') {
   const boundary = `----clinic${Date.now()}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`;
-  return { payload: Buffer.concat([Buffer.from(head), file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+  return {
+    payload: Buffer.concat([Buffer.from(head), file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 describe('form templates and forms', () => {
@@ -28,14 +34,21 @@ describe('form templates and forms', () => {
   let fields: Record<string, any>;
   let template: any;
 
-  const call = (method: string, url: string, token: string, body?: unknown, o = org) => t.call(method, url, { token, org: o, ...(body !== undefined ? { body } : {}) });
+  const call = (method: string, url: string, token: string, body?: unknown, o = org) =>
+    t.call(method, url, { token, org: o, ...(body !== undefined ? { body } : {}) });
   const upload = (formId: string, token: string, file: { name: string; type: string; bytes: Buffer }) => {
     const m = multipart(file);
-    return t.app.inject({ method: 'POST', url: `/v1/forms/${formId}/files`, payload: m.payload, headers: { authorization: `Bearer ${token}`, 'x-organization-id': org, 'content-type': m.contentType } });
+    return t.app.inject({
+      method: 'POST',
+      url: `/v1/forms/${formId}/files`,
+      payload: m.payload,
+      headers: { authorization: `Bearer ${token}`, 'x-organization-id': org, 'content-type': m.contentType },
+    });
   };
   const field = async (key: string, body: Record<string, unknown>) =>
     dataOf(await call('POST', '/v1/custom-fields', admin, { entity_type: 'form', key, label: key, field_type: 'text', ...body }), 201);
-  const newForm = async (token = specialist, pid = patientId) => dataOf(await call('POST', '/v1/forms', token, { form_template_id: template.id, patient_id: pid }), 201);
+  const newForm = async (token = specialist, pid = patientId) =>
+    dataOf(await call('POST', '/v1/forms', token, { form_template_id: template.id, patient_id: pid }), 201);
 
   before(async () => {
     t = await startTestApp({ env: { FORM_FILE_MAX_BYTES: '4096' } });
@@ -79,9 +92,17 @@ describe('form templates and forms', () => {
 
   describe('templates', () => {
     it('have the lifecycle of 3.1: published v1, draft in place, publish v2, rollback draft, versions newest first', async () => {
-      const tpl = dataOf(await call('POST', '/v1/form-templates', admin, { name: 'Short', fields: [{ custom_field_id: fields.pain.id }] }), 201);
+      const tpl = dataOf(
+        await call('POST', '/v1/form-templates', admin, { name: 'Short', fields: [{ custom_field_id: fields.pain.id }] }),
+        201,
+      );
       assert.deepEqual([tpl.version, tpl.published], [1, true]);
-      const draft = dataOf(await call('PATCH', `/v1/form-templates/${tpl.id}`, admin, { name: 'Short v2', fields: [{ custom_field_id: fields.pain.id }, { custom_field_id: fields.side.id, required: true }] }));
+      const draft = dataOf(
+        await call('PATCH', `/v1/form-templates/${tpl.id}`, admin, {
+          name: 'Short v2',
+          fields: [{ custom_field_id: fields.pain.id }, { custom_field_id: fields.side.id, required: true }],
+        }),
+      );
       assert.deepEqual([draft.version, draft.published, draft.name], [1, false, 'Short v2']);
       // New forms still come from version 1.
       const f1 = dataOf(await call('POST', '/v1/forms', specialist, { form_template_id: tpl.id, patient_id: patientId }), 201);
@@ -95,7 +116,14 @@ describe('form templates and forms', () => {
       assert.deepEqual([rb.version, rb.published, rb.name], [2, false, 'Short']);
       assert.equal(dataOf(await call('POST', `/v1/form-templates/${tpl.id}/publish`, admin)).version, 3);
       const versions = dataOf(await call('GET', `/v1/form-templates/${tpl.id}/versions`, specialist));
-      assert.deepEqual(versions.map((v: any) => [v.version, v.template.name]), [[3, 'Short'], [2, 'Short v2'], [1, 'Short']]);
+      assert.deepEqual(
+        versions.map((v: any) => [v.version, v.template.name]),
+        [
+          [3, 'Short'],
+          [2, 'Short v2'],
+          [1, 'Short'],
+        ],
+      );
       assert.equal(dataOf(await call('GET', `/v1/form-templates/${tpl.id}/versions/2`, specialist)).template.fields.length, 2);
       assertError(await call('GET', `/v1/form-templates/${tpl.id}/versions/5`, specialist), 404, 'not_found');
       assertError(await call('POST', `/v1/form-templates/${tpl.id}/rollback`, admin, { version: 5 }), 404, 'not_found');
@@ -104,16 +132,32 @@ describe('form templates and forms', () => {
       assertError(await call('GET', `/v1/form-templates/${tpl.id}`, admin), 404, 'not_found');
       // Forms made from it survive.
       assert.equal(dataOf(await call('GET', `/v1/forms/${f2.id}`, specialist)).title, 'Short v2');
-      const err = assertError(await call('POST', '/v1/forms', specialist, { form_template_id: tpl.id, patient_id: patientId }), 400, 'validation_error');
+      const err = assertError(
+        await call('POST', '/v1/forms', specialist, { form_template_id: tpl.id, patient_id: patientId }),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields.form_template_id);
     });
 
     it('accept only live form fields of the organization, each once; gated by form_templates.view / .manage', async () => {
-      const patientField = dataOf(await call('POST', '/v1/custom-fields', admin, { entity_type: 'patient', key: 'tpl_x', label: 'x', field_type: 'text' }), 201);
-      for (const fieldsBody of [[{ custom_field_id: patientField.id }], [{ custom_field_id: MISSING_UUID }], [{ custom_field_id: fields.pain.id }, { custom_field_id: fields.pain.id }], []]) {
+      const patientField = dataOf(
+        await call('POST', '/v1/custom-fields', admin, { entity_type: 'patient', key: 'tpl_x', label: 'x', field_type: 'text' }),
+        201,
+      );
+      for (const fieldsBody of [
+        [{ custom_field_id: patientField.id }],
+        [{ custom_field_id: MISSING_UUID }],
+        [{ custom_field_id: fields.pain.id }, { custom_field_id: fields.pain.id }],
+        [],
+      ]) {
         assertError(await call('POST', '/v1/form-templates', admin, { name: 'Bad', fields: fieldsBody }), 400, 'validation_error');
       }
-      assertError(await call('POST', '/v1/form-templates', specialist, { name: 'x', fields: [{ custom_field_id: fields.pain.id }] }), 403, 'forbidden');
+      assertError(
+        await call('POST', '/v1/form-templates', specialist, { name: 'x', fields: [{ custom_field_id: fields.pain.id }] }),
+        403,
+        'forbidden',
+      );
       assertError(await call('PATCH', `/v1/form-templates/${template.id}`, support, { name: 'x' }), 403, 'forbidden');
       assertError(await call('GET', '/v1/form-templates', patient.token), 403, 'forbidden');
       assert.ok(dataOf(await call('GET', `/v1/form-templates/${template.id}`, support)));
@@ -129,10 +173,22 @@ describe('form templates and forms', () => {
       assert.equal(form.status, 'pending');
       assert.equal(form.template_version, 1);
       const story = form.fields.find((f: any) => f.key === 'story');
-      assert.deepEqual(story, { custom_field_id: fields.story.id, version: 1, key: 'story', label: 'story', field_type: 'long_text', options: [], required: false, private: false });
+      assert.deepEqual(story, {
+        custom_field_id: fields.story.id,
+        version: 1,
+        key: 'story',
+        label: 'story',
+        field_type: 'long_text',
+        options: [],
+        required: false,
+        private: false,
+      });
       assert.deepEqual(form.fields.find((f: any) => f.key === 'side').options, ['left', 'right']);
       const ev = await t.db.query(`select type from domain_events where data->>'id' = $1`, [form.id]);
-      assert.deepEqual(ev.rows.map((r: any) => r.type), ['form.created']);
+      assert.deepEqual(
+        ev.rows.map((r: any) => r.type),
+        ['form.created'],
+      );
     });
 
     it('snapshots stay as they were after the field is edited, published and deleted, and are append-only in the database', async () => {
@@ -148,11 +204,21 @@ describe('form templates and forms', () => {
       dataOf(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: { [f.key]: 'x' } }));
       assertError(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: { [f.key]: 'z' } }), 400, 'validation_error');
       // A new form from that template now refuses: its field is gone.
-      assertError(await call('POST', '/v1/forms', specialist, { form_template_id: tpl.id, patient_id: patientId }), 409, 'template_out_of_date');
+      assertError(
+        await call('POST', '/v1/forms', specialist, { form_template_id: tpl.id, patient_id: patientId }),
+        409,
+        'template_out_of_date',
+      );
       for (const role of ['app_rls', 'app_bypass'] as const) {
-        for (const sql of [`update form_field_snapshots set label = 'x' where form_id = '${form.id}'`, `delete from form_field_snapshots where form_id = '${form.id}'`]) {
+        for (const sql of [
+          `update form_field_snapshots set label = 'x' where form_id = '${form.id}'`,
+          `delete from form_field_snapshots where form_id = '${form.id}'`,
+        ]) {
           await assert.rejects(
-            t.db.withScope({ role, principalId: null, orgId: org, permissions: ['forms.create', 'forms.fill_org', 'forms.view_org'] }, (tx) => tx.query(sql)),
+            t.db.withScope(
+              { role, principalId: null, orgId: org, permissions: ['forms.create', 'forms.fill_org', 'forms.view_org'] },
+              (tx) => tx.query(sql),
+            ),
             /permission denied|append-only/,
           );
         }
@@ -162,16 +228,41 @@ describe('form templates and forms', () => {
 
     it('fill validates every type against the snapshot; null clears; nothing is written on a bad value', async () => {
       const form = await newForm();
-      const good = { pain: 4, side: 'left', symptoms: ['a', 'c'], since: '2026-02-28', smoker: false, story: 'long '.repeat(300), assessment: 'fine' };
+      const good = {
+        pain: 4,
+        side: 'left',
+        symptoms: ['a', 'c'],
+        since: '2026-02-28',
+        smoker: false,
+        story: 'long '.repeat(300),
+        assessment: 'fine',
+      };
       const filled = dataOf(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: good }));
       assert.deepEqual(filled.values, good);
-      const bad: Record<string, unknown> = { pain: '4', side: 'middle', symptoms: ['a', 'a'], since: '2026-02-30', smoker: 'no', story: 5, unknown_key: 1 };
+      const bad: Record<string, unknown> = {
+        pain: '4',
+        side: 'middle',
+        symptoms: ['a', 'a'],
+        since: '2026-02-30',
+        smoker: 'no',
+        story: 5,
+        unknown_key: 1,
+      };
       const err = assertError(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: bad }), 400, 'validation_error');
-      assert.deepEqual(Object.keys(err.fields).sort(), Object.keys(bad).map((k) => `values.${k}`).sort());
+      assert.deepEqual(
+        Object.keys(err.fields).sort(),
+        Object.keys(bad)
+          .map((k) => `values.${k}`)
+          .sort(),
+      );
       assert.deepEqual(dataOf(await call('GET', `/v1/forms/${form.id}`, specialist)).values, good);
       const cleared = dataOf(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: { story: null } }));
       assert.equal(cleared.values.story, undefined);
-      assertError(await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: {}, patient_id: otherPatientId }), 400, 'validation_error');
+      assertError(
+        await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: {}, patient_id: otherPatientId }),
+        400,
+        'validation_error',
+      );
     });
 
     it('patient callers: private fields and internal ids stripped, private keys unknown, ownership fields dropped silently', async () => {
@@ -183,10 +274,19 @@ describe('form templates and forms', () => {
       assert.deepEqual(seen.values, { pain: 2 });
       assert.ok(!('created_by_principal_id' in seen) && !('signed_by_principal_id' in seen));
       assertError(await call('PATCH', `/v1/forms/${form.id}`, patient.token, { values: { assessment: 'mine' } }), 400, 'validation_error');
-      const filled = dataOf(await call('PATCH', `/v1/forms/${form.id}`, patient.token, { values: { side: 'right' }, patient_id: otherPatientId, organization_id: otherOrg, status: 'signed' }));
+      const filled = dataOf(
+        await call('PATCH', `/v1/forms/${form.id}`, patient.token, {
+          values: { side: 'right' },
+          patient_id: otherPatientId,
+          organization_id: otherOrg,
+          status: 'signed',
+        }),
+      );
       assert.equal(filled.patient_id, patientId);
       assert.equal(filled.status, 'pending');
-      const { rows } = await t.db.query<{ patient_id: string; values: any }>('select patient_id, "values" from forms where id = $1', [form.id]);
+      const { rows } = await t.db.query<{ patient_id: string; values: any }>('select patient_id, "values" from forms where id = $1', [
+        form.id,
+      ]);
       assert.deepEqual(rows[0], { patient_id: patientId, values: { assessment: 'staff only', pain: 2, side: 'right' } });
       // Another patient of the same clinic sees nothing of it.
       assertError(await call('GET', `/v1/forms/${form.id}`, otherPatient.token), 404, 'not_found');
@@ -196,7 +296,11 @@ describe('form templates and forms', () => {
       assert.ok(mine.json().data.every((f: any) => f.patient_id === patientId));
       assert.equal((await t.call('GET', '/v1/forms', { token: otherPatient.token, org })).json().pagination.total, 0);
       // A patient neither creates nor deletes forms.
-      assertError(await call('POST', '/v1/forms', patient.token, { form_template_id: template.id, patient_id: patientId }), 403, 'forbidden');
+      assertError(
+        await call('POST', '/v1/forms', patient.token, { form_template_id: template.id, patient_id: patientId }),
+        403,
+        'forbidden',
+      );
       assertError(await call('DELETE', `/v1/forms/${form.id}`, patient.token), 403, 'forbidden');
     });
 
@@ -217,23 +321,40 @@ describe('form templates and forms', () => {
       assertError(await call('DELETE', `/v1/forms/${form.id}/files/${file.id}`, specialist), 409, 'form_signed');
       assert.equal(dataOf(await call('GET', `/v1/forms/${form.id}/files`, specialist)).length, 1);
       const ev = await t.db.query(`select type from domain_events where data->>'id' = $1 order by id`, [form.id]);
-      assert.deepEqual(ev.rows.map((r: any) => r.type), ['form.created', 'form.updated', 'form.file_added', 'form.signed']);
+      assert.deepEqual(
+        ev.rows.map((r: any) => r.type),
+        ['form.created', 'form.updated', 'form.file_added', 'form.signed'],
+      );
     });
 
     it('a signed form is immutable also against crafted SQL as the application role (and the owner)', async () => {
       const form = await newForm();
       await call('PATCH', `/v1/forms/${form.id}`, specialist, { values: { pain: 1 } });
       dataOf(await call('POST', `/v1/forms/${form.id}/sign`, specialist));
-      const scope = { role: 'app_rls' as const, principalId: null, orgId: org, permissions: ['forms.fill_org', 'forms.sign', 'forms.delete_unsigned', 'forms.view_org', 'data.view_deleted'] };
+      const scope = {
+        role: 'app_rls' as const,
+        principalId: null,
+        orgId: org,
+        permissions: ['forms.fill_org', 'forms.sign', 'forms.delete_unsigned', 'forms.view_org', 'data.view_deleted'],
+      };
       for (const sql of [
         `update forms set "values" = '{"pain": 10}'::jsonb where id = '${form.id}'`,
         `update forms set status = 'pending', signed_at = null, signed_by_principal_id = null where id = '${form.id}'`,
         `update forms set deleted_at = now() where id = '${form.id}'`,
         `delete from forms where id = '${form.id}'`,
       ]) {
-        await assert.rejects(t.db.withScope(scope, (tx) => tx.query(sql)), /signed|permission denied/, sql);
+        await assert.rejects(
+          t.db.withScope(scope, (tx) => tx.query(sql)),
+          /signed|permission denied/,
+          sql,
+        );
       }
-      await assert.rejects(t.db.withScope({ ...scope, role: 'app_bypass' }, (tx) => tx.query(`update forms set "values" = '{}'::jsonb where id = '${form.id}'`)), /signed/);
+      await assert.rejects(
+        t.db.withScope({ ...scope, role: 'app_bypass' }, (tx) =>
+          tx.query(`update forms set "values" = '{}'::jsonb where id = '${form.id}'`),
+        ),
+        /signed/,
+      );
       await assert.rejects(t.db.query(`update forms set title = 'x' where id = $1`, [form.id]), /signed/);
       const { rows } = await t.db.query<{ values: any; status: string }>('select "values", status from forms where id = $1', [form.id]);
       assert.deepEqual(rows[0], { values: { pain: 1 }, status: 'signed' });
@@ -242,8 +363,14 @@ describe('form templates and forms', () => {
     it('crafted SQL as app_rls cannot fill or delete without the codes', async () => {
       const form = await newForm();
       const scope = { role: 'app_rls' as const, principalId: null, orgId: org, permissions: ['forms.view_org', 'forms.sign'] };
-      await assert.rejects(t.db.withScope(scope, (tx) => tx.query(`update forms set "values" = '{"pain": 1}'::jsonb where id = '${form.id}'`)), /fill/);
-      await assert.rejects(t.db.withScope(scope, (tx) => tx.query(`update forms set deleted_at = now() where id = '${form.id}'`)), /delete/);
+      await assert.rejects(
+        t.db.withScope(scope, (tx) => tx.query(`update forms set "values" = '{"pain": 1}'::jsonb where id = '${form.id}'`)),
+        /fill/,
+      );
+      await assert.rejects(
+        t.db.withScope(scope, (tx) => tx.query(`update forms set deleted_at = now() where id = '${form.id}'`)),
+        /delete/,
+      );
     });
 
     it('delete: only unsigned forms, with forms.delete_unsigned; soft', async () => {
@@ -261,7 +388,10 @@ describe('form templates and forms', () => {
       assert.equal(added.filename, 'scan 1.png');
       assert.equal(added.size_bytes, PNG.length);
       const list = dataOf(await call('GET', `/v1/forms/${form.id}/files`, specialist));
-      assert.deepEqual(list.map((f: any) => f.id), [added.id]);
+      assert.deepEqual(
+        list.map((f: any) => f.id),
+        [added.id],
+      );
       const dl = await t.call('GET', `/v1/forms/${form.id}/files/${added.id}`, { token: patient.token, org });
       assert.equal(dl.statusCode, 200);
       assert.equal(dl.headers['content-type'], 'image/png');
@@ -270,9 +400,25 @@ describe('form templates and forms', () => {
       const { rows } = await t.db.query<{ asset_key: string }>('select asset_key from form_files where id = $1', [added.id]);
       assert.ok(await t.rt.assets.head(rows[0]!.asset_key));
       // Limits: too large (413), a type not accepted (415), bytes that are not what they claim (415).
-      assertError(await upload(form.id, specialist, { name: 'big.pdf', type: 'application/pdf', bytes: Buffer.concat([Buffer.from('%PDF-'), Buffer.alloc(5000)]) }), 413, 'file_too_large');
-      assertError(await upload(form.id, specialist, { name: 'x.exe', type: 'application/x-msdownload', bytes: Buffer.from('MZ') }), 415, 'unsupported_media_type');
-      assertError(await upload(form.id, specialist, { name: 'fake.pdf', type: 'application/pdf', bytes: Buffer.from('MZ not a pdf') }), 415, 'unsupported_media_type');
+      assertError(
+        await upload(form.id, specialist, {
+          name: 'big.pdf',
+          type: 'application/pdf',
+          bytes: Buffer.concat([Buffer.from('%PDF-'), Buffer.alloc(5000)]),
+        }),
+        413,
+        'file_too_large',
+      );
+      assertError(
+        await upload(form.id, specialist, { name: 'x.exe', type: 'application/x-msdownload', bytes: Buffer.from('MZ') }),
+        415,
+        'unsupported_media_type',
+      );
+      assertError(
+        await upload(form.id, specialist, { name: 'fake.pdf', type: 'application/pdf', bytes: Buffer.from('MZ not a pdf') }),
+        415,
+        'unsupported_media_type',
+      );
       assert.equal(dataOf(await call('GET', `/v1/forms/${form.id}/files`, specialist)).length, 1);
       // Another patient, another organization, support: no access.
       assertError(await call('GET', `/v1/forms/${form.id}/files`, otherPatient.token), 404, 'not_found');
@@ -290,7 +436,11 @@ describe('form templates and forms', () => {
       assertError(await call('GET', `/v1/forms/${form.id}`, otherAdmin, undefined, otherOrg), 404, 'not_found');
       assertError(await call('PATCH', `/v1/forms/${form.id}`, otherAdmin, { values: { pain: 1 } }, otherOrg), 404, 'not_found');
       assertError(await call('POST', `/v1/forms/${form.id}/sign`, otherAdmin, undefined, otherOrg), 404, 'not_found');
-      const err = assertError(await call('POST', '/v1/forms', otherAdmin, { form_template_id: template.id, patient_id: patientId }, otherOrg), 400, 'validation_error');
+      const err = assertError(
+        await call('POST', '/v1/forms', otherAdmin, { form_template_id: template.id, patient_id: patientId }, otherOrg),
+        400,
+        'validation_error',
+      );
       assert.ok(err.fields.form_template_id && err.fields.patient_id);
       const list = await call('GET', `/v1/forms?patient_id=${patientId}&status=pending&sort=-created_at`, specialist);
       assert.equal(list.statusCode, 200, list.body);

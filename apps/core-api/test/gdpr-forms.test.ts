@@ -7,12 +7,18 @@ import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './
 // erasure of records and forms"): patient records, custom field values, specialist profiles, forms,
 // their values and files. Signed forms are retained clinical records; everything else is emptied.
 
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1d2b80000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1d2b80000000049454e44ae426082',
+  'hex',
+);
 
 function multipart(name: string, bytes: Buffer) {
   const boundary = `----gdpr${Date.now()}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: image/png\r\n\r\n`;
-  return { payload: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]), contentType: `multipart/form-data; boundary=${boundary}` };
+  return {
+    payload: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 interface Seeded {
@@ -35,29 +41,56 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
   let specialistA: string;
   let template: { id: string };
 
-  const call = (method: string, url: string, token: string, org: string, body?: unknown) => t.call(method, url, { token, org, ...(body !== undefined ? { body } : {}) });
+  const call = (method: string, url: string, token: string, org: string, body?: unknown) =>
+    t.call(method, url, { token, org, ...(body !== undefined ? { body } : {}) });
   const upload = async (formId: string, token: string, org: string, name: string) => {
     const m = multipart(name, PNG);
-    const res = await t.app.inject({ method: 'POST', url: `/v1/forms/${formId}/files`, payload: m.payload, headers: { authorization: `Bearer ${token}`, 'x-organization-id': org, 'content-type': m.contentType } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/v1/forms/${formId}/files`,
+      payload: m.payload,
+      headers: { authorization: `Bearer ${token}`, 'x-organization-id': org, 'content-type': m.contentType },
+    });
     const file = dataOf(res, 201);
     return (await t.db.query<{ asset_key: string }>('select asset_key from form_files where id = $1', [file.id])).rows[0]!.asset_key;
   };
   const patientRow = async (id: string) =>
-    (await t.db.query<any>(`select first_name, last_name, to_char(date_of_birth, 'YYYY-MM-DD') as dob, phone, notes, custom_field_values, deleted_at from patients where id = $1`, [id])).rows[0];
-  const formRow = async (id: string) => (await t.db.query<any>('select status, "values", deleted_at from forms where id = $1', [id])).rows[0];
+    (
+      await t.db.query<any>(
+        `select first_name, last_name, to_char(date_of_birth, 'YYYY-MM-DD') as dob, phone, notes, custom_field_values, deleted_at from patients where id = $1`,
+        [id],
+      )
+    ).rows[0];
+  const formRow = async (id: string) =>
+    (await t.db.query<any>('select status, "values", deleted_at from forms where id = $1', [id])).rows[0];
   const fileRows = async (formId: string) => (await t.db.query<any>('select asset_key from form_files where form_id = $1', [formId])).rows;
   const lastAudit = async (action: string, entityId: string) =>
-    (await t.db.query<any>('select data from audit_logs where action = $1 and entity_id = $2 order by created_at desc, id desc limit 1', [action, entityId])).rows[0]?.data;
+    (
+      await t.db.query<any>('select data from audit_logs where action = $1 and entity_id = $2 order by created_at desc, id desc limit 1', [
+        action,
+        entityId,
+      ])
+    ).rows[0]?.data;
 
   /** A patient of orgA with a full record, a filled pending form with a file, a soft-deleted filled form and (optionally) a signed form with a file. */
   async function seed(label: string, withSigned: boolean): Promise<Seeded> {
     const person = await t.addPatient(orgA, uniqueEmail(label));
-    const patientId = (await t.db.query<{ id: string }>('select id from patients where organization_id = $1 and user_id = $2', [orgA, person.userId])).rows[0]!.id;
-    dataOf(await call('PUT', `/v1/patients/${patientId}`, adminA.token, orgA, {
-      first_name: 'Ana', last_name: label, date_of_birth: '1990-05-01', phone: '+40 700 000 000', notes: 'anxious about needles',
-      custom_fields: { allergies: 'penicillin', risk: 'high' },
-    }));
-    const newForm = async () => dataOf(await call('POST', '/v1/forms', specialistA, orgA, { form_template_id: template.id, patient_id: patientId }), 201).id as string;
+    const patientId = (
+      await t.db.query<{ id: string }>('select id from patients where organization_id = $1 and user_id = $2', [orgA, person.userId])
+    ).rows[0]!.id;
+    dataOf(
+      await call('PUT', `/v1/patients/${patientId}`, adminA.token, orgA, {
+        first_name: 'Ana',
+        last_name: label,
+        date_of_birth: '1990-05-01',
+        phone: '+40 700 000 000',
+        notes: 'anxious about needles',
+        custom_fields: { allergies: 'penicillin', risk: 'high' },
+      }),
+    );
+    const newForm = async () =>
+      dataOf(await call('POST', '/v1/forms', specialistA, orgA, { form_template_id: template.id, patient_id: patientId }), 201)
+        .id as string;
     const pending = await newForm();
     dataOf(await call('PATCH', `/v1/forms/${pending}`, person.token, orgA, { values: { pain: 4 } }));
     dataOf(await call('PATCH', `/v1/forms/${pending}`, specialistA, orgA, { values: { pain: 4, assessment: 'private note' } }));
@@ -114,7 +147,10 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
     const pain = await cf(orgA, adminA.token, { entity_type: 'form', key: 'pain', field_type: 'number' });
     const assessment = await cf(orgA, adminA.token, { entity_type: 'form', key: 'assessment', private: true });
     template = dataOf(
-      await call('POST', '/v1/form-templates', adminA.token, orgA, { name: 'Intake', fields: [{ custom_field_id: pain.id, required: true }, { custom_field_id: assessment.id }] }),
+      await call('POST', '/v1/form-templates', adminA.token, orgA, {
+        name: 'Intake',
+        fields: [{ custom_field_id: pain.id, required: true }, { custom_field_id: assessment.id }],
+      }),
       201,
     );
   });
@@ -123,9 +159,19 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
   it('clinic erasure: the record and unsigned forms are emptied, files removed after commit; the signed form and its file are retained with the name it needs', async () => {
     const s = await seed('clinic', true);
     // Also a patient of clinic B: the clinic erases its part only, the account stays.
-    await t.db.query(`insert into patients (organization_id, user_id, first_name, phone) values ($1, $2, 'Ana', '+40 1')`, [orgB, s.person.userId]);
+    await t.db.query(`insert into patients (organization_id, user_id, first_name, phone) values ($1, $2, 'Ana', '+40 1')`, [
+      orgB,
+      s.person.userId,
+    ]);
     const r = dataOf(await call('POST', '/v1/gdpr/erase', adminA.token, orgA, { patient_id: s.patientId }));
-    assert.deepEqual(r, { user_id: s.person.userId, organization_id: orgA, anonymised: false, withdrawn_consents: 0, patient_records_deleted: 1, memberships_removed: 0 });
+    assert.deepEqual(r, {
+      user_id: s.person.userId,
+      organization_id: orgA,
+      anonymised: false,
+      withdrawn_consents: 0,
+      patient_records_deleted: 1,
+      memberships_removed: 0,
+    });
 
     const rec = await patientRow(s.patientId);
     assert.deepEqual([rec.first_name, rec.last_name, rec.dob], ['Ana', 'clinic', '1990-05-01'], 'identity of the retained clinical record');
@@ -136,13 +182,25 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
 
     const signed = await formRow(s.signed!);
     assert.deepEqual([signed.status, signed.values, signed.deleted_at], ['signed', { pain: 7, assessment: 'signed note' }, null]);
-    assert.deepEqual((await fileRows(s.signed!)).map((f) => f.asset_key), [s.signedFileKey]);
+    assert.deepEqual(
+      (await fileRows(s.signed!)).map((f) => f.asset_key),
+      [s.signedFileKey],
+    );
     assert.ok(await t.rt.assets.head(s.signedFileKey!));
     // The clinic still reads its retained record through the API.
     assert.equal(dataOf(await call('GET', `/v1/forms/${s.signed}`, adminA.token, orgA)).status, 'signed');
 
-    const other = (await t.db.query<any>('select first_name, phone, deleted_at from patients where organization_id = $1 and user_id = $2', [orgB, s.person.userId])).rows[0];
-    assert.deepEqual(other, { first_name: 'Ana', phone: '+40 1', deleted_at: null }, "another clinic's record is not this clinic's to erase");
+    const other = (
+      await t.db.query<any>('select first_name, phone, deleted_at from patients where organization_id = $1 and user_id = $2', [
+        orgB,
+        s.person.userId,
+      ])
+    ).rows[0];
+    assert.deepEqual(
+      other,
+      { first_name: 'Ana', phone: '+40 1', deleted_at: null },
+      "another clinic's record is not this clinic's to erase",
+    );
 
     const audit = await lastAudit('gdpr.erased', s.person.userId);
     assert.equal(audit.forms_erased, 2);
@@ -160,14 +218,28 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
   it('account erasure (self): every record emptied, name gone where no signed form needs it, specialist profile removed', async () => {
     const s = await seed('self', false);
     // The same person is a specialist at clinic B with a profile and custom values.
-    await t.db.query(`insert into memberships (user_id, organization_id, role_id) select $1, $2, r.id from roles r where r.organization_id = $2 and r.code = 'specialist'`, [s.person.userId, orgB]);
-    const profile = dataOf(await call('POST', '/v1/specialists', adminB.token, orgB, { user_id: s.person.userId, display_name: 'Dr Ana', contact_email: 'ana@example.test', custom_fields: { license_no: 'RO-123' } }), 201);
+    await t.db.query(
+      `insert into memberships (user_id, organization_id, role_id) select $1, $2, r.id from roles r where r.organization_id = $2 and r.code = 'specialist'`,
+      [s.person.userId, orgB],
+    );
+    const profile = dataOf(
+      await call('POST', '/v1/specialists', adminB.token, orgB, {
+        user_id: s.person.userId,
+        display_name: 'Dr Ana',
+        contact_email: 'ana@example.test',
+        custom_fields: { license_no: 'RO-123' },
+      }),
+      201,
+    );
     const r = dataOf(await t.call('POST', '/v1/gdpr/erase', { token: s.person.token, body: {} }));
     assert.equal(r.anonymised, true);
     assert.equal(r.memberships_removed, 1);
 
     const rec = await patientRow(s.patientId);
-    assert.deepEqual([rec.first_name, rec.last_name, rec.dob, rec.phone, rec.notes, rec.custom_field_values], [null, null, null, null, null, {}]);
+    assert.deepEqual(
+      [rec.first_name, rec.last_name, rec.dob, rec.phone, rec.notes, rec.custom_field_values],
+      [null, null, null, null, null, {}],
+    );
     await assertPendingErased(s);
     assert.equal(await t.rt.assets.head(s.pendingFileKey), null);
     assert.equal((await t.db.query('select 1 from specialists where id = $1', [profile.id])).rows.length, 0);
@@ -197,51 +269,90 @@ describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
     const s = await seed('export', true);
     const clinic = await waitExport(adminA.token, orgA, { patient_id: s.patientId });
     const rec = clinic.patient_records[0];
-    assert.deepEqual([rec.first_name, rec.last_name, rec.date_of_birth, rec.phone, rec.notes], ['Ana', 'export', '1990-05-01', '+40 700 000 000', 'anxious about needles']);
     assert.deepEqual(
-      clinic.custom_field_values.map((v: any) => [v.record_type, v.key, v.value, v.private]).sort(),
-      [['patient', 'allergies', 'penicillin', false], ['patient', 'risk', 'high', true]],
+      [rec.first_name, rec.last_name, rec.date_of_birth, rec.phone, rec.notes],
+      ['Ana', 'export', '1990-05-01', '+40 700 000 000', 'anxious about needles'],
     );
+    assert.deepEqual(clinic.custom_field_values.map((v: any) => [v.record_type, v.key, v.value, v.private]).sort(), [
+      ['patient', 'allergies', 'penicillin', false],
+      ['patient', 'risk', 'high', true],
+    ]);
     const byId = (archive: any, id: string) => archive.forms.find((f: any) => f.id === id);
     assert.equal(clinic.forms.length, 3, 'pending, soft-deleted and signed forms');
     assert.deepEqual(byId(clinic, s.signed!).values, { pain: 7, assessment: 'signed note' });
-    assert.deepEqual(byId(clinic, s.signed!).fields.map((f: any) => f.key), ['pain', 'assessment']);
+    assert.deepEqual(
+      byId(clinic, s.signed!).fields.map((f: any) => f.key),
+      ['pain', 'assessment'],
+    );
     assert.ok(byId(clinic, s.signed!).signed_by_principal_id);
     assert.ok(byId(clinic, s.deletedPending).deleted_at);
-    assert.deepEqual(clinic.form_files.map((f: any) => [f.form_id, f.filename, f.content_type, f.size_bytes]).sort(), [
-      [s.pending, 'export-pending.png', 'image/png', PNG.length],
-      [s.signed, 'export-consent.png', 'image/png', PNG.length],
-    ].sort());
+    assert.deepEqual(
+      clinic.form_files.map((f: any) => [f.form_id, f.filename, f.content_type, f.size_bytes]).sort(),
+      [
+        [s.pending, 'export-pending.png', 'image/png', PNG.length],
+        [s.signed, 'export-consent.png', 'image/png', PNG.length],
+      ].sort(),
+    );
 
     const own = await waitExport(s.person.token, undefined, {});
     assert.equal(own.patient_records[0].phone, '+40 700 000 000');
-    assert.ok(!('notes' in own.patient_records[0]), 'staff notes are not in the person\'s copy');
-    assert.deepEqual(own.custom_field_values.map((v: any) => v.key), ['allergies']);
+    assert.ok(!('notes' in own.patient_records[0]), "staff notes are not in the person's copy");
+    assert.deepEqual(
+      own.custom_field_values.map((v: any) => v.key),
+      ['allergies'],
+    );
     assert.deepEqual(byId(own, s.signed!).values, { pain: 7 });
-    assert.deepEqual(byId(own, s.signed!).fields.map((f: any) => f.key), ['pain']);
+    assert.deepEqual(
+      byId(own, s.signed!).fields.map((f: any) => f.key),
+      ['pain'],
+    );
     assert.ok(!('signed_by_principal_id' in byId(own, s.signed!)) && !('created_by_principal_id' in byId(own, s.signed!)));
     assert.equal(own.form_files.length, 2);
     assert.ok(!JSON.stringify(own).includes('private note') && !JSON.stringify(own).includes('signed note'));
 
     // A specialist profile appears in its own section, with its custom values.
     const staff = await t.addMember(orgB, uniqueEmail('spec-b'), 'specialist');
-    dataOf(await call('POST', '/v1/specialists', adminB.token, orgB, { user_id: staff.userId, display_name: 'Dr B', contact_phone: '+40 2', custom_fields: { license_no: 'RO-9' } }), 201);
+    dataOf(
+      await call('POST', '/v1/specialists', adminB.token, orgB, {
+        user_id: staff.userId,
+        display_name: 'Dr B',
+        contact_phone: '+40 2',
+        custom_fields: { license_no: 'RO-9' },
+      }),
+      201,
+    );
     const staffOwn = await waitExport(staff.token, undefined, {});
-    assert.deepEqual(staffOwn.specialist_profiles.map((p: any) => [p.display_name, p.contact_phone]), [['Dr B', '+40 2']]);
-    assert.deepEqual(staffOwn.custom_field_values.map((v: any) => [v.record_type, v.key, v.value]), [['specialist', 'license_no', 'RO-9']]);
+    assert.deepEqual(
+      staffOwn.specialist_profiles.map((p: any) => [p.display_name, p.contact_phone]),
+      [['Dr B', '+40 2']],
+    );
+    assert.deepEqual(
+      staffOwn.custom_field_values.map((v: any) => [v.record_type, v.key, v.value]),
+      [['specialist', 'license_no', 'RO-9']],
+    );
 
     // After a clinic erasure the export shows what was kept and nothing that was erased.
     dataOf(await call('POST', '/v1/gdpr/erase', adminA.token, orgA, { patient_id: s.patientId }));
     const afterErase = await waitExport(adminA.token, orgA, { patient_id: s.patientId });
     assert.deepEqual(afterErase.custom_field_values, []);
     assert.equal(afterErase.patient_records[0].phone, null);
-    assert.deepEqual(afterErase.forms.filter((f: any) => Object.keys(f.values).length).map((f: any) => f.id), [s.signed]);
-    assert.deepEqual(afterErase.form_files.map((f: any) => f.form_id), [s.signed]);
+    assert.deepEqual(
+      afterErase.forms.filter((f: any) => Object.keys(f.values).length).map((f: any) => f.id),
+      [s.signed],
+    );
+    assert.deepEqual(
+      afterErase.form_files.map((f: any) => f.form_id),
+      [s.signed],
+    );
   });
 
   it('only the owner may empty a deleted form: crafted SQL as the application roles is refused, and the erasure helper is not callable', async () => {
     const s = await seed('guard', false);
-    const scope = { principalId: adminA.userId, orgId: orgA, permissions: ['forms.fill_org', 'forms.delete_unsigned', 'forms.view_org', 'data.view_deleted'] };
+    const scope = {
+      principalId: adminA.userId,
+      orgId: orgA,
+      permissions: ['forms.fill_org', 'forms.delete_unsigned', 'forms.view_org', 'data.view_deleted'],
+    };
     for (const role of ['app_rls', 'app_bypass'] as const) {
       await assert.rejects(
         t.db.withScope({ ...scope, role }, (tx) => tx.query(`update forms set "values" = '{}'::jsonb where id = $1`, [s.deletedPending])),

@@ -187,7 +187,15 @@ describe('GET /v1/public/system-info with defaults', () => {
     assert.equal(res.statusCode, 200);
     const { data } = res.json();
     assert.deepEqual(Object.keys(data).sort(), [
-      'instructions_url', 'manufacture_date', 'manufacturer_address', 'manufacturer_name', 'product_name', 'regulatory_marks', 'support_email', 'udi_di', 'version',
+      'instructions_url',
+      'manufacture_date',
+      'manufacturer_address',
+      'manufacturer_name',
+      'product_name',
+      'regulatory_marks',
+      'support_email',
+      'udi_di',
+      'version',
     ]);
     assert.deepEqual(data.regulatory_marks, []);
     assert.ok(data.manufacturer_name.length > 0);

@@ -72,7 +72,14 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'webhooks.manage',
   ],
   // Issue 6 (migration 0024): the front desk registers patients; a clinician works with forms.
-  customer_support: ['form_templates.view', 'organizations.view_directory', 'patients.onboard', 'patients.update_org', 'patients.view_org', 'specialists.view'],
+  customer_support: [
+    'form_templates.view',
+    'organizations.view_directory',
+    'patients.onboard',
+    'patients.update_org',
+    'patients.view_org',
+    'specialists.view',
+  ],
   specialist: [
     'form_templates.view',
     'forms.create',
@@ -114,7 +121,11 @@ export interface TestApp {
   /** Makes the email a superadmin by direct database change (as the CLI does) and returns its token. */
   superadmin(email?: string): Promise<string>;
   /** A new organization created through the API by a superadmin; returns its row. */
-  createOrg(input?: { name?: string; slug?: string; language_code?: string }): Promise<{ id: string; slug: string; name: string; language_code: string }>;
+  createOrg(input?: {
+    name?: string;
+    slug?: string;
+    language_code?: string;
+  }): Promise<{ id: string; slug: string; name: string; language_code: string }>;
   /** A staff member with the organization's clone of a system role, created by direct database change. */
   addMember(orgId: string, email: string, roleCode: string): Promise<{ token: string; userId: string }>;
   /** A patient row for the email at the organization; returns the token. */
@@ -197,7 +208,11 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       const su = await t.superadmin();
       const res = await call('POST', '/v1/organizations', {
         token: su,
-        body: { name: input.name ?? 'Test clinic', slug: input.slug ?? uniqueSlug(), ...(input.language_code ? { language_code: input.language_code } : {}) },
+        body: {
+          name: input.name ?? 'Test clinic',
+          slug: input.slug ?? uniqueSlug(),
+          ...(input.language_code ? { language_code: input.language_code } : {}),
+        },
       });
       if (res.statusCode !== 201) throw new Error(`createOrg failed: ${res.statusCode} ${res.body}`);
       return res.json().data;

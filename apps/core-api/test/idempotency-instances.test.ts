@@ -80,7 +80,10 @@ describe('Idempotency-Key on one instance, over HTTP (both modes)', () => {
   });
 });
 
-describe('Idempotency-Key across two instances sharing PostgreSQL and Redis', { skip: MODE !== 'services' ? 'needs TEST_MODE=services (PostgreSQL and Redis shared by two instances); embedded mode is one process' : false }, () => {
+describe('Idempotency-Key across two instances sharing PostgreSQL and Redis', {
+  skip:
+    MODE !== 'services' ? 'needs TEST_MODE=services (PostgreSQL and Redis shared by two instances); embedded mode is one process' : false,
+}, () => {
   let database: TestDatabase;
   let a: TestApp;
   let b: TestApp;
@@ -105,7 +108,7 @@ describe('Idempotency-Key across two instances sharing PostgreSQL and Redis', { 
     await database?.drop();
   });
 
-  it('the second instance replays the first one\'s response byte for byte; one organization exists', async () => {
+  it("the second instance replays the first one's response byte for byte; one organization exists", async () => {
     const key = newKey();
     const body = { name: 'Shared clinic', slug: uniqueSlug('idem') };
     const onA = await post(baseA, '/v1/organizations', su, body, key);
@@ -116,7 +119,7 @@ describe('Idempotency-Key across two instances sharing PostgreSQL and Redis', { 
     assert.equal(onB.status, 201, onB.bytes.toString());
     assert.equal(onB.headers.get('idempotency-replayed'), 'true');
     assert.ok(onB.bytes.equals(onA.bytes), `replayed body differs:\n${onA.bytes}\n${onB.bytes}`);
-    assert.notEqual(onB.headers.get('x-request-id'), onA.headers.get('x-request-id'), 'the request id is the replaying request\'s own');
+    assert.notEqual(onB.headers.get('x-request-id'), onA.headers.get('x-request-id'), "the request id is the replaying request's own");
     assert.equal(await orgCount(a, body.slug), 1);
   });
 

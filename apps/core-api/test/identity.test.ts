@@ -13,7 +13,9 @@ const ISSUER = 'clinic-platform-dev-issuer';
 const AUDIENCE = 'clinic-platform';
 
 /** A development issuer whose private key the tests hold, so they can craft any token with the app's own key. */
-async function craftingIssuer(): Promise<DevIssuer & { kid: string; craft(claims: JWTPayload, header?: Record<string, unknown>): Promise<string> }> {
+async function craftingIssuer(): Promise<
+  DevIssuer & { kid: string; craft(claims: JWTPayload, header?: Record<string, unknown>): Promise<string> }
+> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const kid = randomUUID();
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
@@ -60,15 +62,19 @@ describe('identity: authentication and just-in-time provisioning', () => {
   after(() => t.close());
 
   const usersWithEmail = async (email: string) =>
-    (await t.db.query<{ id: string; external_subject: string | null; email: string; confirmed: boolean; last_activity: Date | null }>(
-      'select id, external_subject, email, confirmed, last_activity from users where lower(email) = lower($1)',
-      [email],
-    )).rows;
+    (
+      await t.db.query<{ id: string; external_subject: string | null; email: string; confirmed: boolean; last_activity: Date | null }>(
+        'select id, external_subject, email, confirmed, last_activity from users where lower(email) = lower($1)',
+        [email],
+      )
+    ).rows;
   const auditRows = async (action: string, entityId: string) =>
-    (await t.db.query<{ organization_id: string | null; actor_user_id: string | null; entity_type: string; entity_id: string; data: any }>(
-      'select organization_id, actor_user_id, entity_type, entity_id, data from audit_logs where action = $1 and entity_id = $2',
-      [action, entityId],
-    )).rows;
+    (
+      await t.db.query<{ organization_id: string | null; actor_user_id: string | null; entity_type: string; entity_id: string; data: any }>(
+        'select organization_id, actor_user_id, entity_type, entity_id, data from audit_logs where action = $1 and entity_id = $2',
+        [action, entityId],
+      )
+    ).rows;
   const auditCountForActor = async (userId: string) =>
     (await t.db.query<{ n: number }>('select count(*)::int as n from audit_logs where actor_user_id = $1', [userId])).rows[0]!.n;
 
@@ -100,7 +106,9 @@ describe('identity: authentication and just-in-time provisioning', () => {
       assertError(await t.call('GET', '/v1/me', { token: await stranger.sign(email) }), 401, 'unauthorized');
       // Same kid, same claims, another private key: only the signature can tell.
       const { privateKey } = await generateKeyPair('RS256');
-      const forged = await new SignJWT(validClaims(email)).setProtectedHeader({ alg: 'RS256', kid: issuer.kid, typ: 'JWT' }).sign(privateKey);
+      const forged = await new SignJWT(validClaims(email))
+        .setProtectedHeader({ alg: 'RS256', kid: issuer.kid, typ: 'JWT' })
+        .sign(privateKey);
       assertError(await t.call('GET', '/v1/me', { token: forged }), 401, 'unauthorized');
       assert.equal((await usersWithEmail(email)).length, 0);
     });
@@ -146,7 +154,13 @@ describe('identity: authentication and just-in-time provisioning', () => {
       const claims = validClaims(email);
       const { sub: _sub, ...noSub } = claims;
       const { exp: _exp, ...noExp } = claims;
-      for (const bad of [{ ...claims, iss: 'https://evil.example' }, { ...claims, aud: 'another-api' }, noSub, noExp, { ...claims, nbf: claims.exp }]) {
+      for (const bad of [
+        { ...claims, iss: 'https://evil.example' },
+        { ...claims, aud: 'another-api' },
+        noSub,
+        noExp,
+        { ...claims, nbf: claims.exp },
+      ]) {
         assertError(await t.call('GET', '/v1/me', { token: await issuer.craft(bad) }), 401, 'unauthorized');
       }
       assert.equal((await usersWithEmail(email)).length, 0);
@@ -194,7 +208,9 @@ describe('identity: authentication and just-in-time provisioning', () => {
 
     it('the email is stored lower-cased and trimmed as the token carries it', async () => {
       const email = uniqueEmail('MiXeD');
-      const res = await t.call('GET', '/v1/me', { token: await issuer.craft({ ...validClaims(email.toLowerCase()), email: `  ${email.toUpperCase()} ` }) });
+      const res = await t.call('GET', '/v1/me', {
+        token: await issuer.craft({ ...validClaims(email.toLowerCase()), email: `  ${email.toUpperCase()} ` }),
+      });
       assert.equal(res.statusCode, 200);
       assert.equal(res.json().data.email, email.toLowerCase());
     });
@@ -221,7 +237,10 @@ describe('identity: authentication and just-in-time provisioning', () => {
       // Distinct tokens defeat the verified-token cache: each request verifies and provisions on its own.
       const tokens = await Promise.all(Array.from({ length: 10 }, (_, i) => issuer.craft({ ...validClaims(email), jti: `j${i}` })));
       const responses = await Promise.all(tokens.map((token) => t.call('GET', '/v1/me', { token })));
-      assert.deepEqual(responses.map((r) => r.statusCode), Array(10).fill(200));
+      assert.deepEqual(
+        responses.map((r) => r.statusCode),
+        Array(10).fill(200),
+      );
       const users = await usersWithEmail(email);
       assert.equal(users.length, 1);
       assert.equal((await auditRows('user.provisioned', users[0]!.id)).length, 1);
@@ -282,7 +301,10 @@ describe('identity: authentication and just-in-time provisioning', () => {
       const { rows } = await t.db.query<{ id: string }>('insert into users (email) values ($1) returning id', [email]);
       const token = await issuer.sign(email);
       const responses = await Promise.all(Array.from({ length: 10 }, () => t.call('GET', '/v1/me', { token })));
-      assert.deepEqual(responses.map((r) => r.statusCode), Array(10).fill(200));
+      assert.deepEqual(
+        responses.map((r) => r.statusCode),
+        Array(10).fill(200),
+      );
       assert.ok(responses.every((r) => r.json().data.id === rows[0]!.id));
       assert.equal((await usersWithEmail(email)).length, 1);
       assert.equal((await auditRows('user.linked', rows[0]!.id)).length, 1);
@@ -358,7 +380,10 @@ describe('identity: authentication and just-in-time provisioning', () => {
       const email = uniqueEmail('patient-race');
       const token = await issuer.sign(email);
       const responses = await Promise.all(Array.from({ length: 20 }, () => t.call('GET', '/v1/me', { token, org: org.id })));
-      assert.deepEqual(responses.map((r) => r.statusCode), Array(20).fill(200));
+      assert.deepEqual(
+        responses.map((r) => r.statusCode),
+        Array(20).fill(200),
+      );
       const users = await usersWithEmail(email);
       assert.equal(users.length, 1);
       const patients = await patientRows(org.id, users[0]!.id);
@@ -437,7 +462,13 @@ describe('identity: authentication and just-in-time provisioning', () => {
       const org = await t.createOrg();
       const member = await t.addMember(org.id, uniqueEmail('member'), 'admin');
       const deps = { db: t.rt.db, verifier: t.rt.verifier, profile: t.rt.profile, permissionCatalog: t.rt.permissionCatalog };
-      const base = { token: await t.rt.verifier.verify(member.token), rawToken: member.token, headerOrgId: null, ip: '127.0.0.1', log: t.app.log };
+      const base = {
+        token: await t.rt.verifier.verify(member.token),
+        rawToken: member.token,
+        headerOrgId: null,
+        ip: '127.0.0.1',
+        log: t.app.log,
+      };
       const implicit = await resolveContext(deps, { ...base, requestedOrgId: null });
       assert.equal(implicit.orgId, org.id, 'without a request the first membership is the scope');
       assert.ok(implicit.permissions.length > 0);
@@ -448,21 +479,18 @@ describe('identity: authentication and just-in-time provisioning', () => {
       assert.equal(ctx.isStaff, false);
     });
 
-    it(
-      'the nil UUID means no scope even for a member (the header wins over the first membership)',
-      async () => {
-        const org = await t.createOrg();
-        const member = await t.addMember(org.id, uniqueEmail('member'), 'admin');
-        const scoped = (await t.call('GET', '/v1/me', { token: member.token })).json().data;
-        assert.equal(scoped.current_organization_id, org.id, 'without the header the first membership is the scope');
-        const res = await t.call('GET', '/v1/me', { token: member.token, org: NIL_UUID });
-        assert.equal(res.statusCode, 200);
-        const me = res.json().data;
-        assert.equal(me.current_organization_id, null);
-        assert.deepEqual(me.current_permissions, []);
-        assert.equal(me.current_role_code, '');
-        assert.equal(me.is_staff_at_current_org, false);
-      },
-    );
+    it('the nil UUID means no scope even for a member (the header wins over the first membership)', async () => {
+      const org = await t.createOrg();
+      const member = await t.addMember(org.id, uniqueEmail('member'), 'admin');
+      const scoped = (await t.call('GET', '/v1/me', { token: member.token })).json().data;
+      assert.equal(scoped.current_organization_id, org.id, 'without the header the first membership is the scope');
+      const res = await t.call('GET', '/v1/me', { token: member.token, org: NIL_UUID });
+      assert.equal(res.statusCode, 200);
+      const me = res.json().data;
+      assert.equal(me.current_organization_id, null);
+      assert.deepEqual(me.current_permissions, []);
+      assert.equal(me.current_role_code, '');
+      assert.equal(me.is_staff_at_current_org, false);
+    });
   });
 });

@@ -75,7 +75,13 @@ describe('production authentication against a remote JWKS', () => {
     const app = await startTestApp({
       database,
       migrate: apps.length === 0,
-      env: { AUTH_JWKS_URL: `${jwksUrl}/.well-known/jwks.json`, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_COOLDOWN_SECONDS: '0', ...env },
+      env: {
+        AUTH_JWKS_URL: `${jwksUrl}/.well-known/jwks.json`,
+        AUTH_ISSUER: ISSUER,
+        AUTH_AUDIENCE: AUDIENCE,
+        AUTH_JWKS_COOLDOWN_SECONDS: '0',
+        ...env,
+      },
     });
     apps.push(app);
     return app;
@@ -108,7 +114,8 @@ describe('production authentication against a remote JWKS', () => {
     const c = await loopback((req, res) => {
       clerk.calls++;
       if (clerk.status !== 200) return sendJson(res, clerk.status, { errors: [{ code: 'internal' }] });
-      if (req.headers.authorization !== `Bearer ${clerk.secret}`) return sendJson(res, 401, { errors: [{ code: 'authentication_invalid' }] });
+      if (req.headers.authorization !== `Bearer ${clerk.secret}`)
+        return sendJson(res, 401, { errors: [{ code: 'authentication_invalid' }] });
       const m = /^\/v1\/users\/([^/?]+)$/.exec(req.url ?? '');
       const user = m ? clerk.users.get(decodeURIComponent(m[1]!)) : undefined;
       if (req.method !== 'GET' || !user) return sendJson(res, 404, { errors: [{ code: 'resource_not_found' }] });
@@ -197,9 +204,7 @@ describe('production authentication against a remote JWKS', () => {
       assert.equal((await t.call('GET', '/v1/me', { token })).statusCode, 200);
       const before = jwks.fetches;
       for (let i = 0; i < 25; i++) assert.equal((await t.call('GET', '/v1/me', { token })).statusCode, 200);
-      const others = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => sign(i % 2 ? ec : rsa, { email: uniqueEmail('other') })),
-      );
+      const others = await Promise.all(Array.from({ length: 12 }, (_, i) => sign(i % 2 ? ec : rsa, { email: uniqueEmail('other') })));
       for (const other of others) assert.equal((await t.call('GET', '/v1/me', { token: other })).statusCode, 200);
       assert.equal(jwks.fetches, before, 'valid tokens with known kids caused key-set fetches');
     });
@@ -259,7 +264,10 @@ describe('production authentication against a remote JWKS', () => {
       const before = jwks.fetches;
       const tokens = await Promise.all(Array.from({ length: 20 }, () => sign(ec, { email: uniqueEmail('boot') })));
       const responses = await Promise.all(tokens.map((token) => t.call('GET', '/v1/me', { token })));
-      assert.deepEqual(responses.map((r) => r.statusCode), Array(20).fill(200));
+      assert.deepEqual(
+        responses.map((r) => r.statusCode),
+        Array(20).fill(200),
+      );
       assert.equal(jwks.fetches, before + 1);
       // With the default cool-down, unknown kids cannot make the instance refetch on every request.
       const stranger = await signingKey('RS256');
@@ -293,7 +301,10 @@ describe('production authentication against a remote JWKS', () => {
       const res = await t.call('GET', '/v1/me', { token });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.email, email);
-      assert.deepEqual((await usersWithSubject(sub)).map((u) => u.email), [email]);
+      assert.deepEqual(
+        (await usersWithSubject(sub)).map((u) => u.email),
+        [email],
+      );
       assert.equal(userinfo.calls, before + 1);
       // Later requests, with this token or a new one of the same subject, do not call the provider.
       const later = await sign(ec, { sub });
@@ -361,7 +372,10 @@ describe('production authentication against a remote JWKS', () => {
       const res = await t.call('GET', '/v1/me', { token });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.email, email);
-      assert.deepEqual((await usersWithSubject(sub)).map((u) => u.email), [email]);
+      assert.deepEqual(
+        (await usersWithSubject(sub)).map((u) => u.email),
+        [email],
+      );
       assert.equal(clerk.calls, before + 1);
       for (const tok of [token, await sign(ec, { sub }), await sign(rsa, { sub })]) {
         assert.equal((await t.call('GET', '/v1/me', { token: tok })).statusCode, 200);
@@ -410,19 +424,31 @@ describe('configuration of authentication', () => {
 
   it('production names every missing shared key at once', () => {
     const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER };
-    assert.throws(() => parseConfig(prod), (err: unknown) => err instanceof ConfigError && /MASTER_KEYS/.test(err.message) && /TELEMETRY_SIGNING_KEY/.test(err.message));
-    assert.throws(() => parseConfig({ ...prod, MASTER_KEYS: KEYS.MASTER_KEYS }), (err: unknown) => err instanceof ConfigError && !/MASTER_KEYS/.test(err.message));
+    assert.throws(
+      () => parseConfig(prod),
+      (err: unknown) => err instanceof ConfigError && /MASTER_KEYS/.test(err.message) && /TELEMETRY_SIGNING_KEY/.test(err.message),
+    );
+    assert.throws(
+      () => parseConfig({ ...prod, MASTER_KEYS: KEYS.MASTER_KEYS }),
+      (err: unknown) => err instanceof ConfigError && !/MASTER_KEYS/.test(err.message),
+    );
     assert.equal(parseConfig({ ...prod, ...KEYS }).masterKeys, KEYS.MASTER_KEYS);
   });
 
   it('production without AUTH_JWKS_URL throws: the development issuer refuses production', () => {
-    assert.throws(() => parseConfig({ NODE_ENV: 'production' }), (err: unknown) => err instanceof ConfigError && /AUTH_JWKS_URL/.test(err.message));
+    assert.throws(
+      () => parseConfig({ NODE_ENV: 'production' }),
+      (err: unknown) => err instanceof ConfigError && /AUTH_JWKS_URL/.test(err.message),
+    );
     assert.throws(() => parseConfig({ NODE_ENV: 'production', AUTH_ISSUER: ISSUER }), ConfigError);
   });
 
   it('CONSENT_GATE=off, a benchmark switch, is refused in production and allowed elsewhere', () => {
     const prod = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', AUTH_ISSUER: ISSUER, ...KEYS };
-    assert.throws(() => parseConfig({ ...prod, CONSENT_GATE: 'off' }), (err: unknown) => err instanceof ConfigError && /CONSENT_GATE/.test(err.message));
+    assert.throws(
+      () => parseConfig({ ...prod, CONSENT_GATE: 'off' }),
+      (err: unknown) => err instanceof ConfigError && /CONSENT_GATE/.test(err.message),
+    );
     assert.equal(parseConfig(prod).consentGate, true);
     assert.equal(parseConfig({ NODE_ENV: 'test', CONSENT_GATE: 'off' }).consentGate, false);
   });
@@ -434,7 +460,10 @@ describe('configuration of authentication', () => {
 
   it('AUTH_JWKS_URL needs AUTH_ISSUER, and each profile source needs its settings', () => {
     const base = { NODE_ENV: 'production', AUTH_JWKS_URL: 'https://idp.example.test/jwks.json', ...KEYS };
-    assert.throws(() => parseConfig(base), (err: unknown) => err instanceof ConfigError && /AUTH_ISSUER/.test(err.message));
+    assert.throws(
+      () => parseConfig(base),
+      (err: unknown) => err instanceof ConfigError && /AUTH_ISSUER/.test(err.message),
+    );
     assert.throws(() => parseConfig({ ...base, AUTH_ISSUER: ISSUER, AUTH_PROFILE_SOURCE: 'oidc_userinfo' }), /AUTH_USERINFO_URL/);
     assert.throws(() => parseConfig({ ...base, AUTH_ISSUER: ISSUER, AUTH_PROFILE_SOURCE: 'clerk' }), /AUTH_CLERK_SECRET_KEY/);
     assert.throws(() => parseConfig({ ...base, AUTH_ISSUER: ISSUER, AUTH_PROFILE_SOURCE: 'magic' }), ConfigError);

@@ -204,7 +204,13 @@ describe('locations', () => {
       admin = (await t.addMember(org.id, uniqueEmail('admin'), 'admin')).token;
       specialist = (await t.addMember(org.id, uniqueEmail('spec'), 'specialist')).token;
       rows = [];
-      for (const [name, city] of [['beta', 'Cluj'], ['Alpha', 'Brasov'], ['delta 100%', null], ['Gamma', 'Cluj-Napoca'], ['epsilon', 'Iasi']] as const) {
+      for (const [name, city] of [
+        ['beta', 'Cluj'],
+        ['Alpha', 'Brasov'],
+        ['delta 100%', null],
+        ['Gamma', 'Cluj-Napoca'],
+        ['epsilon', 'Iasi'],
+      ] as const) {
         rows.push(await created(admin, org.id, { name, city }));
       }
       await created(adminB, orgB.id, { name: 'alpha', city: 'Cluj' });
@@ -229,7 +235,13 @@ describe('locations', () => {
     it('page and limit: offset pages, total ignores them, out-of-range values clamp', async () => {
       const p2 = await list(admin, org.id, 'limit=2&page=2');
       assert.deepEqual(p2.json().pagination, { page: 2, limit: 2, total: 5 });
-      assert.deepEqual(ids(p2), rows.map((r) => r.id).reverse().slice(2, 4));
+      assert.deepEqual(
+        ids(p2),
+        rows
+          .map((r) => r.id)
+          .reverse()
+          .slice(2, 4),
+      );
       const beyond = await list(admin, org.id, 'limit=2&page=9');
       assert.deepEqual(beyond.json(), { data: [], pagination: { page: 9, limit: 2, total: 5 } });
       assert.deepEqual((await list(admin, org.id, 'limit=100000&page=0')).json().pagination, { page: 1, limit: 500, total: 5 });
@@ -240,13 +252,17 @@ describe('locations', () => {
       const names = (res: Res) => res.json().data.map((r: { name: string }) => r.name);
       assert.deepEqual(names(await list(admin, org.id, 'sort=name')), ['Alpha', 'beta', 'delta 100%', 'epsilon', 'Gamma']);
       assert.deepEqual(names(await list(admin, org.id, 'sort=-name')), ['Gamma', 'epsilon', 'delta 100%', 'beta', 'Alpha']);
-      assert.deepEqual(ids(await list(admin, org.id, 'sort=created_at')), rows.map((r) => r.id));
+      assert.deepEqual(
+        ids(await list(admin, org.id, 'sort=created_at')),
+        rows.map((r) => r.id),
+      );
       const err = assertError(await list(admin, org.id, 'sort=city'), 422, 'validation_failed');
       assert.match(err.fields.sort, /unknown sort field "city"; allowed: name, created_at/);
     });
 
     it('q: trimmed, case-insensitive substring of name or city; LIKE wildcards are literal', async () => {
-      const names = async (q: string) => (await list(admin, org.id, `q=${encodeURIComponent(q)}&sort=name`)).json().data.map((r: { name: string }) => r.name);
+      const names = async (q: string) =>
+        (await list(admin, org.id, `q=${encodeURIComponent(q)}&sort=name`)).json().data.map((r: { name: string }) => r.name);
       assert.deepEqual(await names('  ALPHA '), ['Alpha']);
       assert.deepEqual(await names('cluj'), ['beta', 'Gamma']);
       assert.deepEqual(await names('%'), ['delta 100%']);
@@ -264,9 +280,15 @@ describe('locations', () => {
       );
       const at = times[0]!.at;
       const after = await list(admin, org.id, `created_at_after=${encodeURIComponent(at)}&sort=created_at`);
-      assert.deepEqual(ids(after), rows.slice(2).map((r) => r.id));
+      assert.deepEqual(
+        ids(after),
+        rows.slice(2).map((r) => r.id),
+      );
       const before = await list(admin, org.id, `created_at_before=${encodeURIComponent(at)}&sort=created_at`);
-      assert.deepEqual(ids(before), rows.slice(0, 3).map((r) => r.id));
+      assert.deepEqual(
+        ids(before),
+        rows.slice(0, 3).map((r) => r.id),
+      );
       assert.equal((await list(admin, org.id, 'created_at_before=2000-01-01')).json().pagination.total, 0);
       const err = assertError(await list(admin, org.id, 'created_at_after=yesterday'), 422, 'validation_failed');
       assert.ok(err.fields.created_at_after);
@@ -290,7 +312,10 @@ describe('locations', () => {
       assert.deepEqual((await get(specialistA, orgA.id, l.id)).json().data, u);
 
       const audit = await auditRows(l.id);
-      assert.deepEqual(audit.map((a) => a.action), ['location.created', 'location.updated']);
+      assert.deepEqual(
+        audit.map((a) => a.action),
+        ['location.created', 'location.updated'],
+      );
       // timezone was given with its current value: not a change.
       assert.deepEqual(audit[1]!.data, {
         changes: { city: { from: 'Brasov', to: 'Sibiu' }, region: { from: 'BV', to: null }, phone: { from: '0268 000 000', to: null } },
@@ -303,7 +328,10 @@ describe('locations', () => {
       const res = await patch(adminA, orgA.id, l.id, { name: ` ${l.name} `, country: null });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(res.json().data, l);
-      assert.deepEqual((await auditRows(l.id)).map((a) => a.action), ['location.created']);
+      assert.deepEqual(
+        (await auditRows(l.id)).map((a) => a.action),
+        ['location.created'],
+      );
     });
 
     it('validation: empty body, null name or timezone, bad values, unknown fields -> 400 with fields', async () => {
@@ -327,7 +355,8 @@ describe('locations', () => {
 
     it("only locations.manage: 403 for staff without it; another organization's location is 404", async () => {
       const l = await created(adminA, orgA.id);
-      for (const token of [specialistA, supportA, patientA, adminB]) assertError(await patch(token, orgA.id, l.id, { city: 'X' }), 403, 'forbidden');
+      for (const token of [specialistA, supportA, patientA, adminB])
+        assertError(await patch(token, orgA.id, l.id, { city: 'X' }), 403, 'forbidden');
       assertError(await patch(adminB, orgB.id, l.id, { city: 'X' }), 404, 'not_found');
       assertError(await patch(adminA, orgA.id, MISSING, { city: 'X' }), 404, 'not_found');
       assert.equal((await get(adminA, orgA.id, l.id)).json().data.city, null);
@@ -343,7 +372,10 @@ describe('locations', () => {
       assertError(await get(adminA, orgA.id, l.id), 404, 'not_found');
       assertError(await remove(adminA, orgA.id, l.id), 404, 'not_found');
       const audit = await auditRows(l.id);
-      assert.deepEqual(audit.map((a) => a.action), ['location.created', 'location.deleted']);
+      assert.deepEqual(
+        audit.map((a) => a.action),
+        ['location.created', 'location.deleted'],
+      );
       assert.equal(audit[1]!.data.name, l.name);
       assert.equal(audit[1]!.data.city, 'Cluj');
       assert.equal(audit[1]!.organization_id, orgA.id);
@@ -360,7 +392,10 @@ describe('locations', () => {
       for (const token of [specialistA, supportA, patientA, adminB]) assertError(await remove(token, orgA.id, l.id), 403, 'forbidden');
       assertError(await remove(adminB, orgB.id, l.id), 404, 'not_found');
       assert.equal((await get(adminA, orgA.id, l.id)).statusCode, 200);
-      assert.deepEqual((await auditRows(l.id)).map((a) => a.action), ['location.created']);
+      assert.deepEqual(
+        (await auditRows(l.id)).map((a) => a.action),
+        ['location.created'],
+      );
     });
   });
 
@@ -371,20 +406,35 @@ describe('locations', () => {
       assert.equal((await patch(superadmin, orgB.id, l.id, { city: 'Arad' })).json().data.city, 'Arad');
       assertError(await remove(superadmin, orgA.id, l.id), 404, 'not_found');
       assert.equal((await remove(superadmin, orgB.id, l.id)).statusCode, 204);
-      assert.deepEqual((await auditRows(l.id)).map((a) => [a.action, a.organization_id]), [
-        ['location.created', orgB.id],
-        ['location.updated', orgB.id],
-        ['location.deleted', orgB.id],
-      ]);
+      assert.deepEqual(
+        (await auditRows(l.id)).map((a) => [a.action, a.organization_id]),
+        [
+          ['location.created', orgB.id],
+          ['location.updated', orgB.id],
+          ['location.deleted', orgB.id],
+        ],
+      );
     });
 
     it('app_rls: staff read, patients and non-members see nothing, writes need locations.manage', async () => {
       const l = await created(adminA, orgA.id);
-      const scope = (principalId: string, permissions: string[], orgId = orgA.id) => ({ role: 'app_rls' as const, principalId, orgId, permissions });
+      const scope = (principalId: string, permissions: string[], orgId = orgA.id) => ({
+        role: 'app_rls' as const,
+        principalId,
+        orgId,
+        permissions,
+      });
       const count = (s: ReturnType<typeof scope>) =>
-        t.db.withScope(s, async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from locations where id = $1', [l.id])).rows[0]!.n);
+        t.db.withScope(
+          s,
+          async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from locations where id = $1', [l.id])).rows[0]!.n,
+        );
 
-      assert.equal(await count(scope(await userId(specialistA), ['organizations.view_directory'])), 1, 'a specialist, no permission needed');
+      assert.equal(
+        await count(scope(await userId(specialistA), ['organizations.view_directory'])),
+        1,
+        'a specialist, no permission needed',
+      );
       assert.equal(await count(scope(await userId(patientA), [])), 0, 'a patient');
       // Permissions do not make a staff member: B's admin with A in its settings and every code still sees nothing.
       assert.equal(await count(scope(await userId(adminB), ['locations.manage', 'organizations.view_directory', 'data.view_deleted'])), 0);
@@ -393,7 +443,9 @@ describe('locations', () => {
 
       const specialist = scope(await userId(specialistA), ['organizations.view_directory']);
       await assert.rejects(
-        t.db.withScope(specialist, (tx) => tx.query(`insert into locations (organization_id, name, timezone) values ($1, $2, 'UTC')`, [orgA.id, uniqueName()])),
+        t.db.withScope(specialist, (tx) =>
+          tx.query(`insert into locations (organization_id, name, timezone) values ($1, $2, 'UTC')`, [orgA.id, uniqueName()]),
+        ),
         /row-level security/,
       );
       const touched = await t.db.withScope(specialist, async (tx) => {

@@ -21,7 +21,14 @@ describe('master key rotation covers webhook signing secrets', () => {
   it('after re-encrypt a box holding only the new key opens the current and the previous secret', async () => {
     const org = (await t.createOrg()).id;
     const admin = (await t.addMember(org, uniqueEmail('rot-admin'), 'admin')).token;
-    const sub = dataOf(await t.call('POST', '/v1/webhook-subscriptions', { token: admin, org, body: { url: 'https://127.0.0.1:9/hook', event_types: ['member.added'] } }), 201);
+    const sub = dataOf(
+      await t.call('POST', '/v1/webhook-subscriptions', {
+        token: admin,
+        org,
+        body: { url: 'https://127.0.0.1:9/hook', event_types: ['member.added'] },
+      }),
+      201,
+    );
     const first = sub.signing_secret as string;
     // A rotation leaves the first secret in previous_secret_sealed for the overlap window.
     const rotated = dataOf(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, { token: admin, org, body: {} }));
@@ -29,7 +36,12 @@ describe('master key rotation covers webhook signing secrets', () => {
     assert.notEqual(first, second);
 
     const read = async () =>
-      (await t.db.query<{ secret_sealed: string; previous_secret_sealed: string }>('select secret_sealed, previous_secret_sealed from webhook_subscriptions where id = $1', [sub.id])).rows[0]!;
+      (
+        await t.db.query<{ secret_sealed: string; previous_secret_sealed: string }>(
+          'select secret_sealed, previous_secret_sealed from webhook_subscriptions where id = $1',
+          [sub.id],
+        )
+      ).rows[0]!;
     const onlyK2 = createSecretBox(parseMasterKeys(K2));
     const beforeRow = await read();
     assert.throws(() => onlyK2.open(beforeRow.secret_sealed), SecretKeyError, 'before: sealed under k1');
@@ -43,6 +55,9 @@ describe('master key rotation covers webhook signing secrets', () => {
     assert.equal(onlyK2.keyIdOf(row.secret_sealed), 'k2');
 
     // Running it again changes nothing.
-    assert.match(await runCommand(t.db, ['providers', 're-encrypt'], { secrets: async () => both }), /webhook secrets: 0 re-encrypted, 2 already current/);
+    assert.match(
+      await runCommand(t.db, ['providers', 're-encrypt'], { secrets: async () => both }),
+      /webhook secrets: 0 re-encrypted, 2 already current/,
+    );
   });
 });

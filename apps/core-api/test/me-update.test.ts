@@ -33,12 +33,20 @@ describe('PATCH /v1/me and GET /v1/me/clinics', () => {
   const patchMe = (token: string, body: unknown, org?: string) => t.call('PATCH', '/v1/me', { token, body, ...(org ? { org } : {}) });
 
   async function stored(userId: string): Promise<string | null> {
-    const { rows } = await t.db.query<{ preferred_language: string | null }>('select preferred_language from users where id = $1', [userId]);
+    const { rows } = await t.db.query<{ preferred_language: string | null }>('select preferred_language from users where id = $1', [
+      userId,
+    ]);
     return rows[0]!.preferred_language;
   }
 
   async function audits(userId: string) {
-    const { rows } = await t.db.query<{ organization_id: string | null; actor_user_id: string; entity_type: string; entity_id: string; data: any }>(
+    const { rows } = await t.db.query<{
+      organization_id: string | null;
+      actor_user_id: string;
+      entity_type: string;
+      entity_id: string;
+      data: any;
+    }>(
       `select organization_id, actor_user_id, entity_type, entity_id, data from audit_logs
        where action = 'user.updated' and entity_id = $1 order by created_at, id`,
       [userId],
@@ -69,7 +77,13 @@ describe('PATCH /v1/me and GET /v1/me/clinics', () => {
       assert.equal(body.data.is_staff_at_current_org, true);
       assert.equal(await stored(user.userId), 'ro');
       assert.deepEqual(await audits(user.userId), [
-        { organization_id: null, actor_user_id: user.userId, entity_type: 'user', entity_id: user.userId, data: { changes: { preferred_language: { from: null, to: 'ro' } } } },
+        {
+          organization_id: null,
+          actor_user_id: user.userId,
+          entity_type: 'user',
+          entity_id: user.userId,
+          data: { changes: { preferred_language: { from: null, to: 'ro' } } },
+        },
       ]);
       // GET /v1/me carries it too, and apart from effective_language the shapes agree.
       const me = await getMe(user.token);
@@ -95,7 +109,10 @@ describe('PATCH /v1/me and GET /v1/me/clinics', () => {
       assert.equal(await stored(user.userId), null);
       assert.deepEqual(
         (await audits(user.userId)).map((a) => a.data.changes.preferred_language),
-        [{ from: null, to: 'fr' }, { from: 'fr', to: null }],
+        [
+          { from: null, to: 'fr' },
+          { from: 'fr', to: null },
+        ],
       );
       // X-Organization-ID chooses the organization whose language is inherited.
       const atRo = await patchMe(user.token, { preferred_language: null }, ro.id);
@@ -251,7 +268,10 @@ describe('PATCH /v1/me and GET /v1/me/clinics', () => {
     it('a soft-deleted patient row is not an entry', async () => {
       const org = await t.createOrg();
       const patient = await t.addPatient(org.id, uniqueEmail('patient'));
-      assert.deepEqual((await clinics(patient.token)).json().data.map((o: { id: string }) => o.id), [org.id]);
+      assert.deepEqual(
+        (await clinics(patient.token)).json().data.map((o: { id: string }) => o.id),
+        [org.id],
+      );
       await t.db.query('update patients set deleted_at = now() where organization_id = $1 and user_id = $2', [org.id, patient.userId]);
       assert.deepEqual((await clinics(patient.token)).json(), { data: [] });
     });

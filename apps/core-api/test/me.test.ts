@@ -33,7 +33,10 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
   }
 
   async function storedOrg(userId: string): Promise<string | null> {
-    const { rows } = await t.db.query<{ current_organization_id: string | null }>('select current_organization_id from users where id = $1', [userId]);
+    const { rows } = await t.db.query<{ current_organization_id: string | null }>(
+      'select current_organization_id from users where id = $1',
+      [userId],
+    );
     return rows[0]!.current_organization_id;
   }
 
@@ -132,13 +135,17 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
     it('needs a valid bearer token: 401 unauthorized', async () => {
       assertError(await t.call('GET', '/v1/me'), 401, 'unauthorized');
       assertError(await t.call('GET', '/v1/me', { token: 'not-a-jwt' }), 401, 'unauthorized');
-      const forged = (await t.token(uniqueEmail())).slice(0, -4) + 'AAAA';
+      const forged = `${(await t.token(uniqueEmail())).slice(0, -4)}AAAA`;
       assertError(await t.call('GET', '/v1/me', { token: forged }), 401, 'unauthorized');
     });
 
     it('X-Organization-ID of an organization that does not exist: 404 organization_not_found', async () => {
       const user = await t.addMember((await t.createOrg()).id, uniqueEmail(), 'admin');
-      assertError(await t.call('GET', '/v1/me', { token: user.token, org: '01900000-0000-7000-8000-000000000000' }), 404, 'organization_not_found');
+      assertError(
+        await t.call('GET', '/v1/me', { token: user.token, org: '01900000-0000-7000-8000-000000000000' }),
+        404,
+        'organization_not_found',
+      );
     });
 
     it('X-Organization-ID that is not a uuid: 400 validation_error naming the header', async () => {
@@ -229,7 +236,7 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
       assert.equal(d.current_permissions.length, new Set(d.current_permissions).size, 'no duplicates');
     });
 
-    it('a specialist and a customer support member see their templates\' codes', async () => {
+    it("a specialist and a customer support member see their templates' codes", async () => {
       const org = await t.createOrg();
       const specialist = await t.addMember(org.id, uniqueEmail('spec'), 'specialist');
       const support = await t.addMember(org.id, uniqueEmail('support'), 'customer_support');
@@ -324,7 +331,11 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
     it('a body that is not JSON: 400 invalid_body', async () => {
       const org = await t.createOrg();
       const user = await t.addMember(org.id, uniqueEmail(), 'admin');
-      const err = assertError(await t.call('PUT', '/v1/me/switch-organization', { token: user.token, rawBody: '{"organization_id": ' }), 400, 'invalid_body');
+      const err = assertError(
+        await t.call('PUT', '/v1/me/switch-organization', { token: user.token, rawBody: '{"organization_id": ' }),
+        400,
+        'invalid_body',
+      );
       assert.equal(err.fields, undefined);
       assert.equal(await storedOrg(user.userId), null);
     });
@@ -366,7 +377,11 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
       await t.db.query('insert into patients (organization_id, user_id) values ($1, $2)', [other.id, patientAndStaff.userId]);
       assertError(await switchTo(patientAndStaff.token, { organization_id: other.id }), 403, 'forbidden');
       // Sending the target organization as X-Organization-ID does not make the caller a member.
-      assertError(await t.call('PUT', '/v1/me/switch-organization', { token: user.token, org: other.id, body: { organization_id: other.id } }), 403, 'forbidden');
+      assertError(
+        await t.call('PUT', '/v1/me/switch-organization', { token: user.token, org: other.id, body: { organization_id: other.id } }),
+        403,
+        'forbidden',
+      );
       assert.equal(await storedOrg(user.userId), null);
       assert.equal(await storedOrg(patientAndStaff.userId), null);
       assert.deepEqual(await switchAudits(user.userId), []);
@@ -438,7 +453,11 @@ describe('GET /v1/me and PUT /v1/me/switch-organization', () => {
     it('without a token: 401 unauthorized', async () => {
       const org = await t.createOrg();
       assertError(await t.call('PUT', '/v1/me/switch-organization', { body: { organization_id: org.id } }), 401, 'unauthorized');
-      assertError(await t.call('PUT', '/v1/me/switch-organization', { token: 'garbage', body: { organization_id: org.id } }), 401, 'unauthorized');
+      assertError(
+        await t.call('PUT', '/v1/me/switch-organization', { token: 'garbage', body: { organization_id: org.id } }),
+        401,
+        'unauthorized',
+      );
     });
   });
 });

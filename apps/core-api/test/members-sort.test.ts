@@ -22,7 +22,13 @@ describe('members sorted by email follow the users rows', () => {
 
     // Invited by email (no sign-in yet): the row is created by the add, and sorted with the others.
     const invited = `A-${uniqueEmail('invited')}`.toLowerCase();
-    dataOf(await t.call('POST', `/v1/organizations/${org.id}/members`, { token: admin.token, body: { email: invited, role_code: 'specialist' } }), 201);
+    dataOf(
+      await t.call('POST', `/v1/organizations/${org.id}/members`, {
+        token: admin.token,
+        body: { email: invited, role_code: 'specialist' },
+      }),
+      201,
+    );
     const signedIn = await t.addMember(org.id, `z-${uniqueEmail('staff')}`, 'specialist');
     const before = await emails();
     assert.deepEqual(before, [...before].sort(), 'sorted by email');
@@ -34,7 +40,9 @@ describe('members sorted by email follow the users rows', () => {
     const afterRename = await emails();
     assert.equal(afterRename[0], renamed);
     assert.deepEqual(afterRename, [...afterRename].sort());
-    const desc = (dataOf(await t.call('GET', `${url.replace('email', '-email')}`, { token: admin.token })) as { email: string }[]).map((m) => m.email);
+    const desc = (dataOf(await t.call('GET', `${url.replace('email', '-email')}`, { token: admin.token })) as { email: string }[]).map(
+      (m) => m.email,
+    );
     assert.deepEqual(desc, [...afterRename].reverse());
   });
 });

@@ -60,7 +60,12 @@ describe('members', () => {
     before(async () => {
       ({ org, admin } = await orgWithAdmin());
       // Four more members, created in order, so "newest first" is their reverse.
-      for (const [prefix, role] of [['dora', 'specialist'], ['bob', 'customer_support'], ['carl', 'specialist'], ['anna', 'specialist']] as const) {
+      for (const [prefix, role] of [
+        ['dora', 'specialist'],
+        ['bob', 'customer_support'],
+        ['carl', 'specialist'],
+        ['anna', 'specialist'],
+      ] as const) {
         const email = uniqueEmail(prefix);
         emails.push(email);
         const res = await add(admin.token, org.id, { email, role_code: role });
@@ -75,7 +80,10 @@ describe('members', () => {
       assert.deepEqual(Object.keys(body).sort(), ['data', 'pagination']);
       assert.deepEqual(body.pagination, { page: 1, limit: 50, total: 5 });
       for (const m of body.data) assert.deepEqual(Object.keys(m).sort(), MEMBER_KEYS);
-      assert.deepEqual(body.data.map((m: any) => m.email), [...emails].reverse().concat(body.data[4].email));
+      assert.deepEqual(
+        body.data.map((m: any) => m.email),
+        [...emails].reverse().concat(body.data[4].email),
+      );
       const first = body.data[0];
       assert.equal(first.email, emails[3]);
       assert.equal(first.role_code, 'specialist');
@@ -83,7 +91,10 @@ describe('members', () => {
       assert.equal(first.confirmed, false, 'added by email, never signed in');
       assert.match(first.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
       const createdAts = body.data.map((m: any) => Date.parse(m.created_at));
-      assert.deepEqual(createdAts, [...createdAts].sort((a: number, b: number) => b - a));
+      assert.deepEqual(
+        createdAts,
+        [...createdAts].sort((a: number, b: number) => b - a),
+      );
       const self = body.data.find((m: any) => m.user_id === admin.userId);
       assert.equal(self.role_code, 'admin');
       assert.equal(self.confirmed, true);
@@ -92,7 +103,10 @@ describe('members', () => {
     it('paginates: page and limit, total ignoring pagination, out-of-range values clamp or reset', async () => {
       const p2 = (await list(admin.token, org.id, '?limit=2&page=2')).json();
       assert.deepEqual(p2.pagination, { page: 2, limit: 2, total: 5 });
-      assert.deepEqual(p2.data.map((m: any) => m.email), [emails[1], emails[0]]);
+      assert.deepEqual(
+        p2.data.map((m: any) => m.email),
+        [emails[1], emails[0]],
+      );
       const p3 = (await list(admin.token, org.id, '?limit=2&page=3')).json();
       assert.equal(p3.data.length, 1);
       const beyond = (await list(admin.token, org.id, '?limit=2&page=9')).json();
@@ -126,7 +140,10 @@ describe('members', () => {
       const none = (await list(admin.token, org.id, '?role_code=nonexistent')).json();
       assert.deepEqual(none, { data: [], pagination: { page: 1, limit: 50, total: 0 } });
       const bob = (await list(admin.token, org.id, `?q=${encodeURIComponent(emails[1]!.slice(0, 10).toUpperCase())}`)).json();
-      assert.deepEqual(bob.data.map((m: any) => m.email), [emails[1]]);
+      assert.deepEqual(
+        bob.data.map((m: any) => m.email),
+        [emails[1]],
+      );
       const pct = (await list(admin.token, org.id, '?q=%25')).json();
       assert.equal(pct.pagination.total, 0, 'a typed % is a literal, not a wildcard');
       assert.equal((await list(admin.token, org.id, '?kind=human')).json().pagination.total, 5);
@@ -223,10 +240,13 @@ describe('members', () => {
       assert.equal(res.json().data.confirmed, true);
       assert.equal((await audits(org.id, 'member.added'))[0]!.data.user_created, false);
       const me = (await t.call('GET', '/v1/me', { token: existing.token })).json().data;
-      assert.deepEqual(me.memberships.map((x: any) => [x.organization_id, x.role_code]).sort(), [
-        [org.id, 'customer_support'],
-        [other.id, 'admin'],
-      ].sort());
+      assert.deepEqual(
+        me.memberships.map((x: any) => [x.organization_id, x.role_code]).sort(),
+        [
+          [org.id, 'customer_support'],
+          [other.id, 'admin'],
+        ].sort(),
+      );
     });
 
     it('one role per organization: adding again changes the role (200), never a second row; the same role is a 200 no-op', async () => {
@@ -270,7 +290,11 @@ describe('members', () => {
       assert.ok(err.fields.email);
       err = assertError(await add(admin.token, org.id, { email: uniqueEmail() }), 400, 'validation_error');
       assert.equal(err.fields.role_code, 'is required');
-      err = assertError(await add(admin.token, org.id, { email: uniqueEmail(), role_code: 'specialist', role_id: org.id }), 400, 'validation_error');
+      err = assertError(
+        await add(admin.token, org.id, { email: uniqueEmail(), role_code: 'specialist', role_id: org.id }),
+        400,
+        'validation_error',
+      );
       assert.equal(err.fields.role_id, 'is not a known field');
       assertError(await t.call('POST', url(org.id), { token: admin.token, rawBody: '{"email":' }), 400, 'invalid_body');
     });
@@ -407,7 +431,7 @@ describe('members', () => {
       assert.equal((await remove(admin.token, org.id, admin.userId)).statusCode, 204);
       assertError(await remove(su, org.id, ownerMember.json().data.user_id), 409, 'last_admin');
       // And a role named "admin" without the permission does not count.
-      const demoteAdminRole = await t.call('PATCH', `/v1/organizations/${org.id}/roles/${(await roleId(org.id, 'admin'))}`, {
+      const demoteAdminRole = await t.call('PATCH', `/v1/organizations/${org.id}/roles/${await roleId(org.id, 'admin')}`, {
         token: su,
         body: { permissions: ['organizations.view_directory'] },
       });
@@ -465,7 +489,9 @@ describe('members', () => {
       const own = await t.db.withScope(scopeA, (tx) => listMembers(tx, a.org.id, {}));
       assert.equal(own.pagination.total, 1);
       await assert.rejects(
-        t.db.withScope(scopeA, (tx) => removeMember(tx, { ctx: { principalId: a.admin.userId } as any, ip: null }, b.org.id, b.admin.userId)),
+        t.db.withScope(scopeA, (tx) =>
+          removeMember(tx, { ctx: { principalId: a.admin.userId } as any, ip: null }, b.org.id, b.admin.userId),
+        ),
         (err: any) => err.code === 'not_found',
       );
       assert.deepEqual(await membershipRows(b.org.id, b.admin.userId), [{ role_code: 'admin' }]);

@@ -80,7 +80,10 @@ describe('OpenAPI description', () => {
       if (isPublic(op.path)) {
         assert.ok(!op.security || op.security.length === 0, `${name} is public but declares security`);
       } else {
-        assert.ok(op.security?.some((s) => 'bearerAuth' in s), `${name} does not declare bearerAuth`);
+        assert.ok(
+          op.security?.some((s) => 'bearerAuth' in s),
+          `${name} does not declare bearerAuth`,
+        );
       }
     }
   });

@@ -36,7 +36,13 @@ describe('organizations: list, update, settings', () => {
   }
 
   async function updateAudits(orgId: string) {
-    const { rows } = await t.db.query<{ organization_id: string; actor_user_id: string; entity_type: string; entity_id: string; data: any }>(
+    const { rows } = await t.db.query<{
+      organization_id: string;
+      actor_user_id: string;
+      entity_type: string;
+      entity_id: string;
+      data: any;
+    }>(
       `select organization_id, actor_user_id, entity_type, entity_id, data from audit_logs
        where action = 'organization.updated' and entity_id = $1 order by created_at, id`,
       [orgId],
@@ -65,7 +71,10 @@ describe('organizations: list, update, settings', () => {
       assert.deepEqual(Object.keys(body).sort(), ['data', 'pagination']);
       assert.deepEqual(body.pagination, { page: 1, limit: 50, total: 2 });
       // Not the patient organization C, not the unrelated D: staff memberships only.
-      assert.deepEqual(body.data.map((o: { id: string }) => o.id), [b.id, a.id]);
+      assert.deepEqual(
+        body.data.map((o: { id: string }) => o.id),
+        [b.id, a.id],
+      );
       for (const o of body.data) {
         assert.deepEqual(Object.keys(o).sort(), ORG_KEYS);
         assert.match(o.created_at, RFC3339_UTC);
@@ -102,7 +111,10 @@ describe('organizations: list, update, settings', () => {
       assert.ok(body.data.some((o: { id: string }) => o.id === d.id));
       // Newest first by default.
       const created = body.data.map((o: { created_at: string }) => Date.parse(o.created_at));
-      assert.deepEqual(created, [...created].sort((x, y) => y - x));
+      assert.deepEqual(
+        created,
+        [...created].sort((x, y) => y - x),
+      );
     });
 
     it('sorts by name (case-insensitive), slug and created_at, either direction', async () => {
@@ -143,10 +155,16 @@ describe('organizations: list, update, settings', () => {
       const page = async (q: string) => listed(user.token, q);
       let body = await page('?limit=1');
       assert.deepEqual(body.pagination, { page: 1, limit: 1, total: 2 });
-      assert.deepEqual(body.data.map((o: { id: string }) => o.id), [b.id]);
+      assert.deepEqual(
+        body.data.map((o: { id: string }) => o.id),
+        [b.id],
+      );
       body = await page('?limit=1&page=2');
       assert.deepEqual(body.pagination, { page: 2, limit: 1, total: 2 });
-      assert.deepEqual(body.data.map((o: { id: string }) => o.id), [a.id]);
+      assert.deepEqual(
+        body.data.map((o: { id: string }) => o.id),
+        [a.id],
+      );
       body = await page('?limit=1&page=3');
       assert.deepEqual(body, { data: [], pagination: { page: 3, limit: 1, total: 2 } });
       assert.deepEqual((await page('?page=0')).pagination, { page: 1, limit: 50, total: 2 });
@@ -159,7 +177,7 @@ describe('organizations: list, update, settings', () => {
       const { a, b, k, user } = await world('q');
       assert.deepEqual(ids(await list(user.token, `?q=${encodeURIComponent(`ALPHA ${k}`)}`)), [a.id]);
       assert.deepEqual(ids(await list(user.token, `?q=${b.slug.slice(0, 10)}`)), [b.id]);
-      assert.deepEqual(ids(await list(user.token, `?q=${encodeURIComponent('  ' + k + '  ')}`)), [b.id, a.id], 'trimmed');
+      assert.deepEqual(ids(await list(user.token, `?q=${encodeURIComponent(`  ${k}  `)}`)), [b.id, a.id], 'trimmed');
       const body = await listed(user.token, '?q=%25');
       assert.deepEqual(body, { data: [], pagination: { page: 1, limit: 50, total: 0 } });
       assert.equal((await listed(user.token, '?q=_')).pagination.total, 0);
@@ -210,9 +228,18 @@ describe('organizations: list, update, settings', () => {
       assert.equal(body.data.slug, org.slug);
       assert.equal(body.data.language_code, 'en');
       assert.ok(Date.parse(body.data.updated_at) > stamp.getTime(), 'updated_at moves');
-      assert.deepEqual({ ...(await orgRow(org.id)), updated_at: undefined }, { name: 'After', slug: org.slug, language_code: 'en', updated_at: undefined });
+      assert.deepEqual(
+        { ...(await orgRow(org.id)), updated_at: undefined },
+        { name: 'After', slug: org.slug, language_code: 'en', updated_at: undefined },
+      );
       assert.deepEqual(await updateAudits(org.id), [
-        { organization_id: org.id, actor_user_id: admin.userId, entity_type: 'organization', entity_id: org.id, data: { changes: { name: { from: 'Before', to: 'After' } } } },
+        {
+          organization_id: org.id,
+          actor_user_id: admin.userId,
+          entity_type: 'organization',
+          entity_id: org.id,
+          data: { changes: { name: { from: 'Before', to: 'After' } } },
+        },
       ]);
       // GET reads the change back.
       assert.equal((await t.call('GET', `/v1/organizations/${org.id}`, { token: admin.token })).json().data.name, 'After');
@@ -349,7 +376,13 @@ describe('organizations: list, update, settings', () => {
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.language_code, 'ro');
       assert.deepEqual(await updateAudits(org.id), [
-        { organization_id: org.id, actor_user_id: superId, entity_type: 'organization', entity_id: org.id, data: { changes: { language_code: { from: 'en', to: 'ro' } } } },
+        {
+          organization_id: org.id,
+          actor_user_id: superId,
+          entity_type: 'organization',
+          entity_id: org.id,
+          data: { changes: { language_code: { from: 'en', to: 'ro' } } },
+        },
       ]);
       // A taken slug is 409 for a superadmin too.
       assertError(await patch(token, org.id, { slug: (await t.createOrg()).slug }), 409, 'slug_taken');
@@ -389,7 +422,8 @@ describe('organizations: list, update, settings', () => {
   });
 
   describe('GET /v1/organizations/{id}/settings', () => {
-    const settings = (token: string, id: string, org?: string) => t.call('GET', `/v1/organizations/${id}/settings`, { token, ...(org ? { org } : {}) });
+    const settings = (token: string, id: string, org?: string) =>
+      t.call('GET', `/v1/organizations/${id}/settings`, { token, ...(org ? { org } : {}) });
 
     it('every staff role reads them (organizations.view_directory): organization_id, language_code, default_timezone, updated_at', async () => {
       const org = await t.createOrg({ language_code: 'ro' });
@@ -412,7 +446,10 @@ describe('organizations: list, update, settings', () => {
       const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
       const before = (await settings(admin.token, org.id)).json().data;
       assert.equal(before.language_code, 'en');
-      assert.equal((await t.call('PATCH', `/v1/organizations/${org.id}`, { token: admin.token, body: { language_code: 'ro' } })).statusCode, 200);
+      assert.equal(
+        (await t.call('PATCH', `/v1/organizations/${org.id}`, { token: admin.token, body: { language_code: 'ro' } })).statusCode,
+        200,
+      );
       const after = (await settings(admin.token, org.id)).json().data;
       assert.equal(after.language_code, 'ro');
       assert.ok(Date.parse(after.updated_at) > Date.parse(before.updated_at));
@@ -442,14 +479,19 @@ describe('organizations: list, update, settings', () => {
 
     it('every organization has exactly one settings row, created with it (also by direct insert), removed with it', async () => {
       const slug = uniqueSlug('direct');
-      const { rows } = await t.db.query<{ id: string }>(`insert into organizations (slug, name) values ($1, 'Direct') returning id`, [slug]);
+      const { rows } = await t.db.query<{ id: string }>(`insert into organizations (slug, name) values ($1, 'Direct') returning id`, [
+        slug,
+      ]);
       const id = rows[0]!.id;
       const { rows: missing } = await t.db.query<{ n: number }>(
         `select count(*)::int as n from organizations o where (select count(*) from organization_settings s where s.organization_id = o.id) <> 1`,
       );
       assert.equal(missing[0]!.n, 0);
       await t.db.query('delete from organizations where id = $1', [id]);
-      const { rows: gone } = await t.db.query<{ n: number }>('select count(*)::int as n from organization_settings where organization_id = $1', [id]);
+      const { rows: gone } = await t.db.query<{ n: number }>(
+        'select count(*)::int as n from organization_settings where organization_id = $1',
+        [id],
+      );
       assert.equal(gone[0]!.n, 0);
     });
 
@@ -459,8 +501,11 @@ describe('organizations: list, update, settings', () => {
       const admin = await t.addMember(a.id, uniqueEmail('admin'), 'admin');
       const scope = (orgId: string, permissions: string[]) => ({ role: 'app_rls' as const, principalId: admin.userId, orgId, permissions });
       const count = (orgId: string, permissions: string[], target: string) =>
-        t.db.withScope(scope(orgId, permissions), async (tx) =>
-          (await tx.query<{ n: number }>('select count(*)::int as n from organization_settings where organization_id = $1', [target])).rows[0]!.n,
+        t.db.withScope(
+          scope(orgId, permissions),
+          async (tx) =>
+            (await tx.query<{ n: number }>('select count(*)::int as n from organization_settings where organization_id = $1', [target]))
+              .rows[0]!.n,
         );
       assert.equal(await count(a.id, ['organizations.view_directory'], a.id), 1);
       assert.equal(await count(a.id, ['organizations.update'], a.id), 0, 'organizations.update alone does not read settings');
@@ -468,16 +513,20 @@ describe('organizations: list, update, settings', () => {
       const { rows: all } = await t.db.query<{ n: number }>('select count(*)::int as n from organization_settings');
       assert.ok(all[0]!.n >= 2);
       assert.equal(
-        await t.db.withScope(scope(a.id, ['organizations.view_directory']), async (tx) =>
-          (await tx.query<{ n: number }>('select count(*)::int as n from organization_settings')).rows[0]!.n,
+        await t.db.withScope(
+          scope(a.id, ['organizations.view_directory']),
+          async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from organization_settings')).rows[0]!.n,
         ),
         1,
         'an unfiltered read sees only the organization in scope',
       );
 
       const update = (orgId: string, permissions: string[], target: string) =>
-        t.db.withScope(scope(orgId, permissions), async (tx) =>
-          (await tx.query(`update organization_settings set default_timezone = 'Europe/Bucharest' where organization_id = $1`, [target])).rowCount,
+        t.db.withScope(
+          scope(orgId, permissions),
+          async (tx) =>
+            (await tx.query(`update organization_settings set default_timezone = 'Europe/Bucharest' where organization_id = $1`, [target]))
+              .rowCount,
         );
       assert.equal(await update(a.id, ['organizations.view_directory', 'organizations.update'], a.id), 0);
       assert.equal(await update(b.id, ['organizations.view_directory', 'organizations.update_settings'], a.id), 0);

@@ -27,7 +27,10 @@ describe('organizations', () => {
   }
 
   async function orgBySlug(slug: string) {
-    const { rows } = await t.db.query<{ id: string; name: string; language_code: string }>('select id, name, language_code from organizations where slug = $1', [slug]);
+    const { rows } = await t.db.query<{ id: string; name: string; language_code: string }>(
+      'select id, name, language_code from organizations where slug = $1',
+      [slug],
+    );
     return rows[0] ?? null;
   }
 
@@ -76,8 +79,14 @@ describe('organizations', () => {
         'select id, code, is_system from roles where organization_id = $1 order by code',
         [orgId],
       );
-      assert.deepEqual(roles.map((r) => r.code), ['admin', 'customer_support', 'specialist']);
-      assert.ok(roles.every((r) => r.is_system), 'every clone is a system role');
+      assert.deepEqual(
+        roles.map((r) => r.code),
+        ['admin', 'customer_support', 'specialist'],
+      );
+      assert.ok(
+        roles.every((r) => r.is_system),
+        'every clone is a system role',
+      );
 
       const { rows: grants } = await t.db.query<{ code: string; perms: string[]; orgs: string[] }>(
         `select r.code, array_agg(rp.permission_code order by rp.permission_code) as perms,

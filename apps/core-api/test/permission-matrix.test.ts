@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import dns2 from 'dns2';
 import { startTestApp, uniqueEmail, uniqueSlug, type TestApp } from './helpers.ts';
-import { CALLERS, type Caller, type Fixture, type Fragment, type RequestSpec, type Row } from './matrix/types.ts';
+import { CALLERS, type Fixture, type Fragment, type RequestSpec, type Row } from './matrix/types.ts';
 
 /*
  * Permission matrix through HTTP: every operation of GET /openapi.json, called by each kind of caller,
@@ -68,72 +68,495 @@ import { CALLERS, type Caller, type Fixture, type Fragment, type RequestSpec, ty
 // prettier-ignore
 const CORE_MATRIX: Record<string, Row> = {
   // Public (spec 5.2).
-  getHealth:                     { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
-  getReadiness:                  { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
-  getSystemInfo:                 { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
-  resolveOrganization:           { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
+  getHealth: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 200,
+  },
+  getReadiness: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 200,
+  },
+  getSystemInfo: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 200,
+  },
+  resolveOrganization: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 200,
+  },
   // Any signed-in principal.
-  getMe:                         { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
-  updateMe:                      { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
-  listMyClinics:                 { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
-  listOrganizations:             { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
+  getMe: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  updateMe: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  listMyClinics: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  listOrganizations: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // Membership of the target (spec 4.4.7).
-  switchOrganization:            { admin: 200, specialist: 200, customer_support: 200, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  switchOrganization: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // Superadmin only.
-  createOrganization:            { admin: 403, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
+  createOrganization: {
+    admin: 403,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
   // Staff, patient or superadmin.
-  getOrganization:               { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  getOrganization: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // organizations.update
-  updateOrganization:            { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  updateOrganization: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // organizations.view_directory
-  getOrgSettings:                { admin: 200, specialist: 200, customer_support: 200, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  listUsers:                     { admin: 200, specialist: 200, customer_support: 200, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  getOrgSettings: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  listUsers: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // organizations.manage_members
-  listMembers:                   { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  addMember:                     { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-  removeMember:                  { admin: 204, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 204, anonymous: 401 },
-  listRoles:                     { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  createRole:                    { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-  updateRole:                    { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  deleteRole:                    { admin: 204, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 204, anonymous: 401 },
+  listMembers: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  addMember: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
+  removeMember: {
+    admin: 204,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 204,
+    anonymous: 401,
+  },
+  listRoles: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  createRole: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
+  updateRole: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  deleteRole: {
+    admin: 204,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 204,
+    anonymous: 401,
+  },
   // organizations.manage_domains
-  listDomains:                   { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  addDomain:                     { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-  deleteDomain:                  { admin: 204, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 204, anonymous: 401 },
-  verifyDomain:                  { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  listDomains: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  addDomain: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
+  deleteDomain: {
+    admin: 204,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 204,
+    anonymous: 401,
+  },
+  verifyDomain: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // locations.manage
-  createLocation:                { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-  updateLocation:                { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  deleteLocation:                { admin: 204, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 204, anonymous: 401 },
+  createLocation: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
+  updateLocation: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  deleteLocation: {
+    admin: 204,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 204,
+    anonymous: 401,
+  },
   // Staff (membership row) or superadmin (spec 4.5, 5.7).
-  listLocations:                 { admin: 200, specialist: 200, customer_support: 200, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  getLocation:                   { admin: 200, specialist: 200, customer_support: 200, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
+  listLocations: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  getLocation: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // Consents (spec 4.6): catalog and own ledger for any signed-in caller.
-  listConsentPurposes:           { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
-  listMyConsents:                { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
+  listConsentPurposes: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  listMyConsents: {
+    admin: 200,
+    specialist: 200,
+    customer_support: 200,
+    patient: 200,
+    non_member: 200,
+    other_org_admin: 200,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // Own grants and withdrawals: by ownership (a patient row; the caller's own ledger row).
-  grantMyConsents:               { admin: 403, specialist: 403, customer_support: 403, patient: 201, non_member: 403, other_org_admin: 403, superadmin: 403, anonymous: 401 },
-  withdrawMyConsent:             { admin: 404, specialist: 404, customer_support: 404, patient: 200, non_member: 404, other_org_admin: 404, superadmin: 404, anonymous: 401 },
+  grantMyConsents: {
+    admin: 403,
+    specialist: 403,
+    customer_support: 403,
+    patient: 201,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 403,
+    anonymous: 401,
+  },
+  withdrawMyConsent: {
+    admin: 404,
+    specialist: 404,
+    customer_support: 404,
+    patient: 200,
+    non_member: 404,
+    other_org_admin: 404,
+    superadmin: 404,
+    anonymous: 401,
+  },
   // consents.view_org / consents.manage (admin template, migration 0008).
-  listPatientConsents:           { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  grantPatientConsents:          { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-  withdrawPatientConsent:        { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  publishOrgConsentVersion:      { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
+  listPatientConsents: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  grantPatientConsents: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
+  withdrawPatientConsent: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  publishOrgConsentVersion: {
+    admin: 201,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
   // Superadmin only.
-  publishPlatformConsentVersion: { admin: 403, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
+  publishPlatformConsentVersion: {
+    admin: 403,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 201,
+    anonymous: 401,
+  },
   // The clinic under test never publishes org_privacy_notice (it would turn on the 412 gate for its patient's cells):
   // onboarding is refused for every signed-in caller (spec 4.6 rule 5).
-  onboardPatient:                { admin: 409, specialist: 409, customer_support: 409, patient: 409, non_member: 409, other_org_admin: 409, superadmin: 409, anonymous: 401 },
+  onboardPatient: {
+    admin: 409,
+    specialist: 409,
+    customer_support: 409,
+    patient: 409,
+    non_member: 409,
+    other_org_admin: 409,
+    superadmin: 409,
+    anonymous: 401,
+  },
   // gdpr.* (admin template, migration 0009) when naming a patient of the organization in scope.
-  restrictProcessing:            { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  eraseData:                     { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-  exportData:                    { admin: 202, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 202, anonymous: 401 },
+  restrictProcessing: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  eraseData: {
+    admin: 200,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  exportData: {
+    admin: 202,
+    specialist: 403,
+    customer_support: 403,
+    patient: 403,
+    non_member: 403,
+    other_org_admin: 403,
+    superadmin: 202,
+    anonymous: 401,
+  },
   // The patient's own export job: its requester and superadmins.
-  getExport:                     { admin: 404, specialist: 404, customer_support: 404, patient: 200, non_member: 404, other_org_admin: 404, superadmin: 200, anonymous: 401 },
-  downloadExport:                { admin: 404, specialist: 404, customer_support: 404, patient: 200, non_member: 404, other_org_admin: 404, superadmin: 200, anonymous: 401 },
+  getExport: {
+    admin: 404,
+    specialist: 404,
+    customer_support: 404,
+    patient: 200,
+    non_member: 404,
+    other_org_admin: 404,
+    superadmin: 200,
+    anonymous: 401,
+  },
+  downloadExport: {
+    admin: 404,
+    specialist: 404,
+    customer_support: 404,
+    patient: 200,
+    non_member: 404,
+    other_org_admin: 404,
+    superadmin: 200,
+    anonymous: 401,
+  },
   // Cascades (spec 3.2): last, they end the callers' relations. A patient there / anyone but an organization's only admin.
-  leaveClinic:                   { admin: 404, specialist: 404, customer_support: 404, patient: 200, non_member: 404, other_org_admin: 404, superadmin: 404, anonymous: 401 },
-  deleteMe:                      { admin: 409, specialist: 204, customer_support: 204, patient: 204, non_member: 204, other_org_admin: 409, superadmin: 204, anonymous: 401 },
+  leaveClinic: {
+    admin: 404,
+    specialist: 404,
+    customer_support: 404,
+    patient: 200,
+    non_member: 404,
+    other_org_admin: 404,
+    superadmin: 404,
+    anonymous: 401,
+  },
+  deleteMe: {
+    admin: 409,
+    specialist: 204,
+    customer_support: 204,
+    patient: 204,
+    non_member: 204,
+    other_org_admin: 409,
+    superadmin: 204,
+    anonymous: 401,
+  },
 };
 
 const hex = () => randomBytes(5).toString('hex');
@@ -142,11 +565,18 @@ const ORG = '/v1/organizations/{id}';
 
 // Fresh resources, made by a superadmin, for the cells that would change or delete a shared one.
 const freshMember = async (f: Fixture) =>
-  (await f.setup('POST', `/v1/organizations/${f.orgId}/members`, { email: uniqueEmail('matrix-member'), role_code: 'specialist' })).user_id as string;
+  (await f.setup('POST', `/v1/organizations/${f.orgId}/members`, { email: uniqueEmail('matrix-member'), role_code: 'specialist' }))
+    .user_id as string;
 const freshRole = async (f: Fixture) =>
-  (await f.setup('POST', `/v1/organizations/${f.orgId}/roles`, { code: `matrix_${hex()}`, name: 'Matrix role', permissions: ['organizations.view_directory'] }))
-    .id as string;
-const freshDomain = async (f: Fixture) => (await f.setup('POST', `/v1/organizations/${f.orgId}/domains`, { domain: uniqueDomain() })).id as string;
+  (
+    await f.setup('POST', `/v1/organizations/${f.orgId}/roles`, {
+      code: `matrix_${hex()}`,
+      name: 'Matrix role',
+      permissions: ['organizations.view_directory'],
+    })
+  ).id as string;
+const freshDomain = async (f: Fixture) =>
+  (await f.setup('POST', `/v1/organizations/${f.orgId}/domains`, { domain: uniqueDomain() })).id as string;
 /** A fresh active consent row of the patient caller, granted by the patient itself. */
 const freshPatientConsent = async (f: Fixture) =>
   (
@@ -170,14 +600,22 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
   listMyClinics: { method: 'GET', path: '/v1/me/clinics' },
   listOrganizations: { method: 'GET', path: '/v1/organizations' },
   switchOrganization: { method: 'PUT', path: '/v1/me/switch-organization', prepare: (f) => ({ body: { organization_id: f.orgId } }) },
-  createOrganization: { method: 'POST', path: '/v1/organizations', prepare: () => ({ body: { name: 'Matrix clinic', slug: uniqueSlug('matrix') } }) },
+  createOrganization: {
+    method: 'POST',
+    path: '/v1/organizations',
+    prepare: () => ({ body: { name: 'Matrix clinic', slug: uniqueSlug('matrix') } }),
+  },
   getOrganization: { method: 'GET', path: ORG },
   updateOrganization: { method: 'PATCH', path: ORG, prepare: () => ({ body: { name: `Matrix clinic ${hex()}` } }) },
   getOrgSettings: { method: 'GET', path: `${ORG}/settings` },
   // No organization in the path: the organization in scope comes from X-Organization-ID (spec 4.1).
   listUsers: { method: 'GET', path: '/v1/users', prepare: (f) => ({ headers: { 'x-organization-id': f.orgId } }) },
   listMembers: { method: 'GET', path: `${ORG}/members` },
-  addMember: { method: 'POST', path: `${ORG}/members`, prepare: () => ({ body: { email: uniqueEmail('matrix-added'), role_code: 'specialist' } }) },
+  addMember: {
+    method: 'POST',
+    path: `${ORG}/members`,
+    prepare: () => ({ body: { email: uniqueEmail('matrix-added'), role_code: 'specialist' } }),
+  },
   removeMember: { method: 'DELETE', path: `${ORG}/members/{userId}`, prepare: async (f) => ({ params: { userId: await freshMember(f) } }) },
   listRoles: { method: 'GET', path: `${ORG}/roles` },
   createRole: {
@@ -185,11 +623,19 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
     path: `${ORG}/roles`,
     prepare: () => ({ body: { code: `matrix_${hex()}`, name: 'Matrix role', permissions: ['organizations.view_directory'] } }),
   },
-  updateRole: { method: 'PATCH', path: `${ORG}/roles/{roleId}`, prepare: (f) => ({ params: { roleId: f.roleId }, body: { name: `Renamed ${hex()}` } }) },
+  updateRole: {
+    method: 'PATCH',
+    path: `${ORG}/roles/{roleId}`,
+    prepare: (f) => ({ params: { roleId: f.roleId }, body: { name: `Renamed ${hex()}` } }),
+  },
   deleteRole: { method: 'DELETE', path: `${ORG}/roles/{roleId}`, prepare: async (f) => ({ params: { roleId: await freshRole(f) } }) },
   listDomains: { method: 'GET', path: `${ORG}/domains` },
   addDomain: { method: 'POST', path: `${ORG}/domains`, prepare: () => ({ body: { domain: uniqueDomain() } }) },
-  deleteDomain: { method: 'DELETE', path: `${ORG}/domains/{domainId}`, prepare: async (f) => ({ params: { domainId: await freshDomain(f) } }) },
+  deleteDomain: {
+    method: 'DELETE',
+    path: `${ORG}/domains/{domainId}`,
+    prepare: async (f) => ({ params: { domainId: await freshDomain(f) } }),
+  },
   // The test DNS server answers NXDOMAIN: the check runs and says "not verified", 200.
   verifyDomain: { method: 'POST', path: `${ORG}/domains/{domainId}/verify`, prepare: (f) => ({ params: { domainId: f.domainId } }) },
   createLocation: {
@@ -204,14 +650,20 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
     path: `${ORG}/locations/{locationId}`,
     prepare: (f) => ({ params: { locationId: f.locationId }, body: { city: `City ${hex()}` } }),
   },
-  deleteLocation: { method: 'DELETE', path: `${ORG}/locations/{locationId}`, prepare: async (f) => ({ params: { locationId: await freshLocation(f) } }) },
+  deleteLocation: {
+    method: 'DELETE',
+    path: `${ORG}/locations/{locationId}`,
+    prepare: async (f) => ({ params: { locationId: await freshLocation(f) } }),
+  },
   listConsentPurposes: { method: 'GET', path: '/v1/consent-purposes' },
   listMyConsents: { method: 'GET', path: '/v1/me/consents' },
   grantMyConsents: {
     method: 'POST',
     path: '/v1/me/consents',
     prepare: (f) => ({
-      body: { grants: [{ organization_id: f.orgId, purpose_code: 'marketing_email', purpose_version: f.emailVersion, source: 'self_toggle' }] },
+      body: {
+        grants: [{ organization_id: f.orgId, purpose_code: 'marketing_email', purpose_version: f.emailVersion, source: 'self_toggle' }],
+      },
     }),
   },
   withdrawMyConsent: {
@@ -227,7 +679,10 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
   grantPatientConsents: {
     method: 'POST',
     path: '/v1/organizations/{org_id}/patients/{patient_id}/consents/grant',
-    prepare: (f) => ({ params: { patient_id: f.patientRecordId }, body: { grants: [{ purpose_code: 'marketing_email', purpose_version: f.emailVersion }] } }),
+    prepare: (f) => ({
+      params: { patient_id: f.patientRecordId },
+      body: { grants: [{ purpose_code: 'marketing_email', purpose_version: f.emailVersion }] },
+    }),
   },
   withdrawPatientConsent: {
     method: 'POST',
@@ -238,13 +693,19 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
   publishOrgConsentVersion: {
     method: 'POST',
     path: `${ORG}/consent-purposes/{code}/versions`,
-    prepare: () => ({ params: { code: 'marketing_sms' }, body: { body_translations: { en: `Clinic SMS text ${hex()}`, ro: `Text SMS ${hex()}` } } }),
+    prepare: () => ({
+      params: { code: 'marketing_sms' },
+      body: { body_translations: { en: `Clinic SMS text ${hex()}`, ro: `Text SMS ${hex()}` } },
+    }),
   },
   onboardPatient: {
     method: 'POST',
     path: '/v1/portal/onboard',
     prepare: (f) => ({
-      body: { organization_id: f.orgId, grants: [{ organization_id: f.orgId, purpose_code: 'marketing_email', purpose_version: f.emailVersion, source: 'signup_checkbox' }] },
+      body: {
+        organization_id: f.orgId,
+        grants: [{ organization_id: f.orgId, purpose_code: 'marketing_email', purpose_version: f.emailVersion, source: 'signup_checkbox' }],
+      },
     }),
   },
   restrictProcessing: {
@@ -263,7 +724,11 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
     prepare: (f) => ({ body: { patient_id: f.patientRecordId }, headers: { 'x-organization-id': f.orgId } }),
   },
   getExport: { method: 'GET', path: '/v1/gdpr/exports/{id}', prepare: async (f) => ({ params: { id: await f.patientExportId() } }) },
-  downloadExport: { method: 'GET', path: '/v1/gdpr/exports/{id}/download', prepare: async (f) => ({ params: { id: await f.patientExportId() } }) },
+  downloadExport: {
+    method: 'GET',
+    path: '/v1/gdpr/exports/{id}/download',
+    prepare: async (f) => ({ params: { id: await f.patientExportId() } }),
+  },
   leaveClinic: { method: 'POST', path: '/v1/me/clinics/{org_id}/leave' },
   deleteMe: { method: 'DELETE', path: '/v1/me' },
   publishPlatformConsentVersion: {
@@ -279,7 +744,9 @@ const LAST = ['leaveClinic', 'deleteMe'];
 /** The module fragments of matrix/ (every file but types.ts), in file-name order. */
 async function loadFragments(): Promise<Fragment[]> {
   const dir = new URL('./matrix/', import.meta.url);
-  const names = readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'types.ts').sort();
+  const names = readdirSync(dir)
+    .filter((n) => n.endsWith('.ts') && n !== 'types.ts')
+    .sort();
   return Promise.all(names.map(async (n) => (await import(new URL(n, dir).href)).entries as Fragment));
 }
 
@@ -357,14 +824,19 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
     ]);
     assert.equal(patientRows.length, 1);
     // A platform text of marketing_email (organization scope, resting on consent, not required).
-    const emailText = await setup('POST', '/v1/admin/consent-purposes/marketing_email/versions', { body_translations: { en: 'Clinic news by email.' } });
+    const emailText = await setup('POST', '/v1/admin/consent-purposes/marketing_email/versions', {
+      body_translations: { en: 'Clinic news by email.' },
+    });
     let exportId: string | null = null;
     const fx: Omit<Fixture, 'locationId' | 'domainId' | 'roleId'> = {
       t,
       patientRecordId: patientRows[0]!.id,
       async freshPatientRecord() {
         const p = await t.addPatient(org.id, uniqueEmail('matrix-erased'));
-        const { rows } = await t.db.query<{ id: string }>('select id from patients where organization_id = $1 and user_id = $2', [org.id, p.userId]);
+        const { rows } = await t.db.query<{ id: string }>('select id from patients where organization_id = $1 and user_id = $2', [
+          org.id,
+          p.userId,
+        ]);
         return rows[0]!.id;
       },
       async patientExportId() {

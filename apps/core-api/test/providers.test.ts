@@ -28,7 +28,12 @@ const SECRETS = [SECRET_OLD, SECRET_NEW, CLERK_SK, CLERK_WH];
 
 describe('platform service providers', () => {
   const lines: string[] = [];
-  const capture = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
+  const capture = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
   let t: TestApp;
   let su: string;
   let ses: Awaited<ReturnType<typeof startFakeSes>>;
@@ -43,20 +48,31 @@ describe('platform service providers', () => {
     clerk = await startFakeClerk({ secretKeys: [CLERK_SK] });
     // The app's own logger, at trace level, writing into `lines`: every log line of these tests is grepped.
     const database = await freshDatabase();
-    const config = parseConfig({ NODE_ENV: 'test', LOG_LEVEL: 'trace', DATA_DIR: '/nonexistent', ...(REDIS_URL ? { REDIS_URL } : {}), ...env });
+    const config = parseConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'trace',
+      DATA_DIR: '/nonexistent',
+      ...(REDIS_URL ? { REDIS_URL } : {}),
+      ...env,
+    });
     const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
     const rt = await createRuntime(config, { db: database.db, devIssuer: issuer, logger: pino({ level: 'trace' }, capture) });
     const app = await buildApp(rt);
     await app.ready();
     const second = await startTestApp({ database, migrate: false, issuer, env });
     // `t` drives the logged instance through the helpers of the second (same database and issuer).
-    t = { ...second, app, rt, call: (m, u, o = {}) => {
-      const headers: Record<string, string> = { ...o.headers };
-      if (o.token) headers.authorization = `Bearer ${o.token}`;
-      const payload = o.body !== undefined ? JSON.stringify(o.body) : undefined;
-      if (payload) headers['content-type'] = 'application/json';
-      return app.inject({ method: m as 'GET', url: u, headers, ...(payload ? { payload } : {}) });
-    } } as TestApp;
+    t = {
+      ...second,
+      app,
+      rt,
+      call: (m, u, o = {}) => {
+        const headers: Record<string, string> = { ...o.headers };
+        if (o.token) headers.authorization = `Bearer ${o.token}`;
+        const payload = o.body !== undefined ? JSON.stringify(o.body) : undefined;
+        if (payload) headers['content-type'] = 'application/json';
+        return app.inject({ method: m as 'GET', url: u, headers, ...(payload ? { payload } : {}) });
+      },
+    } as TestApp;
     (t as unknown as { closeAll: () => Promise<void> }).closeAll = async () => {
       await app.close();
       await rt.close();
@@ -97,10 +113,18 @@ describe('platform service providers', () => {
   });
 
   it('validates body shapes per capability (spec 2.11) and changes nothing on bad input', async () => {
-    const bad = await patch(rows.email!.id, { credentials: { access_key_id: 'lower', secret: 'x' }, config: { region: 'nowhere', from_address: 'nope' } });
+    const bad = await patch(rows.email!.id, {
+      credentials: { access_key_id: 'lower', secret: 'x' },
+      config: { region: 'nowhere', from_address: 'nope' },
+    });
     const err = assertError(bad, 400, 'validation_error');
-    for (const f of ['credentials.access_key_id', 'credentials.secret', 'config.region', 'config.from_address']) assert.ok(err.fields[f], `${f}: ${bad.body}`);
-    assertError(await patch(rows.email!.id, { ...emailBody(), config: { ...emailBody().config, endpoint_url: 'ftp://x' } }), 400, 'validation_error');
+    for (const f of ['credentials.access_key_id', 'credentials.secret', 'config.region', 'config.from_address'])
+      assert.ok(err.fields[f], `${f}: ${bad.body}`);
+    assertError(
+      await patch(rows.email!.id, { ...emailBody(), config: { ...emailBody().config, endpoint_url: 'ftp://x' } }),
+      400,
+      'validation_error',
+    );
     assertError(await patch(rows.email!.id, { status: 'active' }), 400, 'validation_error');
     assertError(await patch(rows.email!.id, { unknown: 1 }), 400, 'validation_error');
     const row = dataOf(await t.call('GET', `/v1/admin/platform-service-providers/${rows.email!.id}`, { token: su }));
@@ -116,10 +140,16 @@ describe('platform service providers', () => {
     assert.deepEqual(row.credentials, { access_key_id: `****${AKID.slice(-4)}`, secret_access_key: '********' });
     assert.equal(row.credentials_key_id, 'k1');
     assert.ok(new Date(row.updated_at) > new Date(before.updated_at));
-    const stored = await t.db.query<{ credentials_sealed: string }>('select credentials_sealed from platform_service_providers where id = $1', [row.id]);
+    const stored = await t.db.query<{ credentials_sealed: string }>(
+      'select credentials_sealed from platform_service_providers where id = $1',
+      [row.id],
+    );
     assert.ok(stored.rows[0]!.credentials_sealed.startsWith('v1.k1.'));
     assert.ok(!stored.rows[0]!.credentials_sealed.includes(SECRET_OLD));
-    const audit = await t.db.query<{ data: any }>(`select data from audit_logs where entity_id = $1 and action = 'platform_service_provider.updated'`, [row.id]);
+    const audit = await t.db.query<{ data: any }>(
+      `select data from audit_logs where entity_id = $1 and action = 'platform_service_provider.updated'`,
+      [row.id],
+    );
     const changes = audit.rows[0]!.data.changes;
     assert.deepEqual(changes.status, { from: 'inactive', to: 'active' });
     assert.deepEqual(changes['config.region'], { from: null, to: 'eu-central-1' });
@@ -127,15 +157,30 @@ describe('platform service providers', () => {
   });
 
   it('health check: active -> error when the provider rejects the key, error -> active after a PATCH with working credentials (3.3)', async () => {
-    const deps = { db: t.db, secrets: t.rt.secrets, logger: t.rt.logger, pingTimeoutMs: 2000, allowPrivateEndpoints: true, healthIntervalSeconds: 60 };
+    const deps = {
+      db: t.db,
+      secrets: t.rt.secrets,
+      logger: t.rt.logger,
+      pingTimeoutMs: 2000,
+      allowPrivateEndpoints: true,
+      healthIntervalSeconds: 60,
+    };
     await patch(rows.storage!.id, {
       credentials: { access_key_id: AKID, secret_access_key: SECRET_OLD },
       config: { bucket: 'clinic-assets', region: 'eu-central-1', use_path_style: true, endpoint_url: s3.url },
       status: 'active',
     });
-    await patch(rows.auth!.id, { credentials: { secret_key: CLERK_SK, publishable_key: 'pk_test_PublishableKey1234', webhook_secret: CLERK_WH }, config: { endpoint_url: clerk.url }, status: 'active' });
+    await patch(rows.auth!.id, {
+      credentials: { secret_key: CLERK_SK, publishable_key: 'pk_test_PublishableKey1234', webhook_secret: CLERK_WH },
+      config: { endpoint_url: clerk.url },
+      status: 'active',
+    });
     let results = await checkProviders(deps);
-    assert.deepEqual(results.map((r) => r.status), ['active', 'active', 'active'], JSON.stringify(results));
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['active', 'active', 'active'],
+      JSON.stringify(results),
+    );
     assert.ok(ses.requests > 0 && s3.requests > 0 && clerk.requests > 0, 'every client reached its server');
 
     // The key is revoked at the provider (rotation gone wrong): the check moves the row to error.
@@ -143,7 +188,14 @@ describe('platform service providers', () => {
     s3.keys.delete(AKID);
     clerk.secretKeys.clear();
     results = await checkProviders(deps);
-    assert.deepEqual(results.map((r) => [r.status, r.changed]), [['error', true], ['error', true], ['error', true]]);
+    assert.deepEqual(
+      results.map((r) => [r.status, r.changed]),
+      [
+        ['error', true],
+        ['error', true],
+        ['error', true],
+      ],
+    );
     const email = dataOf(await t.call('GET', `/v1/admin/platform-service-providers/${rows.email!.id}`, { token: su }));
     assert.equal(email.status, 'error');
     assert.match(email.last_error, /security token|Unrecognized/);
@@ -156,7 +208,10 @@ describe('platform service providers', () => {
     assert.equal(patched.status, 'error');
     results = await checkProviders(deps);
     assert.equal(results.find((r) => r.id === rows.email!.id)!.status, 'active');
-    const statusAudit = await t.db.query(`select 1 from audit_logs where entity_id = $1 and action = 'platform_service_provider.status_changed'`, [rows.email!.id]);
+    const statusAudit = await t.db.query(
+      `select 1 from audit_logs where entity_id = $1 and action = 'platform_service_provider.status_changed'`,
+      [rows.email!.id],
+    );
     assert.equal(statusAudit.rows.length, 2);
     // Put the others back for the next tests.
     s3.keys.add(AKID);
@@ -165,7 +220,14 @@ describe('platform service providers', () => {
   });
 
   it('a verified sender identity is required for email', async () => {
-    const deps = { db: t.db, secrets: t.rt.secrets, logger: t.rt.logger, pingTimeoutMs: 2000, allowPrivateEndpoints: true, healthIntervalSeconds: 60 };
+    const deps = {
+      db: t.db,
+      secrets: t.rt.secrets,
+      logger: t.rt.logger,
+      pingTimeoutMs: 2000,
+      allowPrivateEndpoints: true,
+      healthIntervalSeconds: 60,
+    };
     await patch(rows.email!.id, { config: { from_address: 'someone@unverified.test' } });
     const r = (await checkProviders(deps)).find((x) => x.id === rows.email!.id)!;
     assert.equal(r.status, 'error');
@@ -176,11 +238,23 @@ describe('platform service providers', () => {
   it('resolution: override, platform, default; an inactive row falls back; a broken override is 502, never replaced', async () => {
     const org = await t.createOrg();
     const resolve = (orgId?: string) =>
-      t.call('GET', `/v1/admin/platform-service-providers/resolve?capability=email${orgId ? `&organization_id=${orgId}` : ''}`, { token: su });
+      t.call('GET', `/v1/admin/platform-service-providers/resolve?capability=email${orgId ? `&organization_id=${orgId}` : ''}`, {
+        token: su,
+      });
     assert.equal(dataOf(await resolve(org.id)).source, 'platform');
-    const created = await t.call('POST', '/v1/admin/platform-service-providers', { token: su, body: { capability: 'email', organization_id: org.id, ...emailBody(SECRET_NEW, AKID_NEW) } });
+    const created = await t.call('POST', '/v1/admin/platform-service-providers', {
+      token: su,
+      body: { capability: 'email', organization_id: org.id, ...emailBody(SECRET_NEW, AKID_NEW) },
+    });
     const override = dataOf(created, 201);
-    assertError(await t.call('POST', '/v1/admin/platform-service-providers', { token: su, body: { capability: 'email', organization_id: org.id, ...emailBody() } }), 409, 'provider_exists');
+    assertError(
+      await t.call('POST', '/v1/admin/platform-service-providers', {
+        token: su,
+        body: { capability: 'email', organization_id: org.id, ...emailBody() },
+      }),
+      409,
+      'provider_exists',
+    );
     assert.equal(dataOf(await resolve(org.id)).source, 'organization');
     assert.equal(dataOf(await resolve(org.id)).provider_id, override.id);
 
@@ -201,10 +275,21 @@ describe('platform service providers', () => {
   });
 
   it('caches per instance: the writer sees a PATCH at once, another instance only after its TTL (5 minutes by default)', async () => {
-    const other = await startTestApp({ env: { ...env, PROVIDER_CACHE_TTL_SECONDS: '3600' }, migrate: false, issuer: t.issuer, database: { db: t.db, url: null, drop: async () => undefined } });
-    const short = await startTestApp({ env: { ...env, PROVIDER_CACHE_TTL_SECONDS: '0.3' }, migrate: false, issuer: t.issuer, database: { db: t.db, url: null, drop: async () => undefined } });
+    const other = await startTestApp({
+      env: { ...env, PROVIDER_CACHE_TTL_SECONDS: '3600' },
+      migrate: false,
+      issuer: t.issuer,
+      database: { db: t.db, url: null, drop: async () => undefined },
+    });
+    const short = await startTestApp({
+      env: { ...env, PROVIDER_CACHE_TTL_SECONDS: '0.3' },
+      migrate: false,
+      issuer: t.issuer,
+      database: { db: t.db, url: null, drop: async () => undefined },
+    });
     try {
-      const region = async (app: TestApp) => dataOf(await app.call('GET', '/v1/admin/platform-service-providers/resolve?capability=storage', { token: su })).config.region;
+      const region = async (app: TestApp) =>
+        dataOf(await app.call('GET', '/v1/admin/platform-service-providers/resolve?capability=storage', { token: su })).config.region;
       assert.equal(await region(other), 'eu-central-1');
       assert.equal(await region(short), 'eu-central-1');
       dataOf(await patch(rows.storage!.id, { config: { region: 'eu-west-1' } }));
@@ -231,7 +316,9 @@ describe('platform service providers', () => {
     const box = createSecretBox([...parseMasterKeys(KEY2), ...parseMasterKeys(KEY1)]);
     const out = await runCommand(t.db, ['providers', 're-encrypt'], { secrets: async () => box });
     assert.match(out, /re-encrypted under key "k2"/);
-    const keys = await t.db.query<{ credentials_key_id: string; credentials_sealed: string }>('select credentials_key_id, credentials_sealed from platform_service_providers where credentials_sealed is not null');
+    const keys = await t.db.query<{ credentials_key_id: string; credentials_sealed: string }>(
+      'select credentials_key_id, credentials_sealed from platform_service_providers where credentials_sealed is not null',
+    );
     for (const k of keys.rows) {
       assert.equal(k.credentials_key_id, 'k2');
       assert.equal(box.keyIdOf(k.credentials_sealed), 'k2');

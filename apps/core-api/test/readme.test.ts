@@ -52,7 +52,11 @@ describe('README examples against a live server', () => {
       env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
       env.REDIS_KEY_PREFIX = `readme:${port}:`;
     }
-    server = spawn(process.execPath, ['--import', 'tsx', 'apps/core-api/src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, ['--import', 'tsx', 'apps/core-api/src/main.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     await new Promise<void>((resolve, reject) => {
       let out = '';
       server.stdout!.on('data', (d: Buffer) => {
@@ -61,7 +65,10 @@ describe('README examples against a live server', () => {
       });
       server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
     });
-    await run(process.execPath, ['--import', 'tsx', 'apps/core-api/src/cli/main.ts', 'superadmin', 'grant', 'alice@example.com'], { cwd: ROOT, env });
+    await run(process.execPath, ['--import', 'tsx', 'apps/core-api/src/cli/main.ts', 'superadmin', 'grant', 'alice@example.com'], {
+      cwd: ROOT,
+      env,
+    });
   });
 
   after(async () => {
@@ -77,11 +84,26 @@ describe('README examples against a live server', () => {
     assert.ok(curlLines >= 6, `expected the README to show at least 6 curl examples, found ${curlLines}`);
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, timeout: 120_000 });
     // Each JSON document the examples printed parses, and the important ones say what the README claims.
-    const docs = stdout.split(/(?<=\})(?=\{)|\n/).filter((s) => s.trim().startsWith('{')).map((s) => JSON.parse(s));
-    assert.ok(docs.some((d) => d.status === 'healthy'), 'health example');
-    assert.ok(docs.some((d) => d.data?.slug === 'clinica-sud' && d.data?.language_code === 'ro'), 'create/resolve example');
-    assert.ok(docs.some((d) => d.data?.is_superadmin === true), 'superadmin /v1/me example');
-    assert.ok(docs.some((d) => d.data?.is_patient_at_current_org === true), 'patient link example');
+    const docs = stdout
+      .split(/(?<=\})(?=\{)|\n/)
+      .filter((s) => s.trim().startsWith('{'))
+      .map((s) => JSON.parse(s));
+    assert.ok(
+      docs.some((d) => d.status === 'healthy'),
+      'health example',
+    );
+    assert.ok(
+      docs.some((d) => d.data?.slug === 'clinica-sud' && d.data?.language_code === 'ro'),
+      'create/resolve example',
+    );
+    assert.ok(
+      docs.some((d) => d.data?.is_superadmin === true),
+      'superadmin /v1/me example',
+    );
+    assert.ok(
+      docs.some((d) => d.data?.is_patient_at_current_org === true),
+      'patient link example',
+    );
 
     // The same server through the typed client (@clinic/client), as the README's "Typed client" shows:
     // what the examples created is there, and errors arrive as ApiError with the spec's envelope.

@@ -43,34 +43,47 @@ describe('row-level security across the schema', () => {
     const a = await t.createOrg();
     const b = await t.createOrg();
     const admin = await t.addMember(a.id, uniqueEmail('admin-a'), 'admin');
-    const asB = { role: 'app_rls' as const, principalId: admin.userId, orgId: b.id, permissions: ['organizations.view_directory', 'organizations.manage_members', 'audit_log.view_org', 'organizations.manage_domains'] };
+    const asB = {
+      role: 'app_rls' as const,
+      principalId: admin.userId,
+      orgId: b.id,
+      permissions: ['organizations.view_directory', 'organizations.manage_members', 'audit_log.view_org', 'organizations.manage_domains'],
+    };
     const counts = await t.db.withScope(asB, async (tx) => {
       const q = async (sql: string) => (await tx.query<{ n: number }>(sql, [a.id])).rows[0]!.n;
       return {
         roles: await q('select count(*)::int as n from roles where organization_id = $1'),
         role_permissions: await q('select count(*)::int as n from role_permissions where organization_id = $1'),
-        memberships_of_others: await q(`select count(*)::int as n from memberships where organization_id = $1 and user_id <> '${admin.userId}'`),
+        memberships_of_others: await q(
+          `select count(*)::int as n from memberships where organization_id = $1 and user_id <> '${admin.userId}'`,
+        ),
         audit: await q('select count(*)::int as n from audit_logs where organization_id = $1'),
         domains: await q('select count(*)::int as n from organization_domains where organization_id = $1'),
       };
     });
     assert.deepEqual(counts, { roles: 0, role_permissions: 0, memberships_of_others: 0, audit: 0, domains: 0 });
     // The same statements with A's settings do see A's rows: the zeros above are the policy, not an empty table.
-    const own = await t.db.withScope({ ...asB, orgId: a.id }, async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from roles where organization_id = $1', [a.id])).rows[0]!.n);
+    const own = await t.db.withScope(
+      { ...asB, orgId: a.id },
+      async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from roles where organization_id = $1', [a.id])).rows[0]!.n,
+    );
     assert.equal(own, 3);
   });
 
   it('app_rls without settings sees no organization at all: there is no open policy', async () => {
     await t.createOrg();
-    const n = await t.db.withScope({ role: 'app_rls', principalId: null, orgId: null, permissions: [] }, async (tx) =>
-      (await tx.query<{ n: number }>('select count(*)::int as n from organizations')).rows[0]!.n,
+    const n = await t.db.withScope(
+      { role: 'app_rls', principalId: null, orgId: null, permissions: [] },
+      async (tx) => (await tx.query<{ n: number }>('select count(*)::int as n from organizations')).rows[0]!.n,
     );
     assert.equal(n, 0);
   });
 
   it('settings are transaction-local: the next transaction on the connection runs as the owner again', async () => {
     await t.db.withScope({ role: 'app_rls', principalId: null, orgId: null, permissions: [] }, (tx) => tx.query('select 1'));
-    const { rows } = await t.db.query<{ role: string; org: string | null }>(`select current_user as role, current_setting('app.org_id', true) as org`);
+    const { rows } = await t.db.query<{ role: string; org: string | null }>(
+      `select current_user as role, current_setting('app.org_id', true) as org`,
+    );
     assert.notEqual(rows[0]!.role, 'app_rls');
     assert.ok(!rows[0]!.org, 'app.org_id leaked out of its transaction');
   });

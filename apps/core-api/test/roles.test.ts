@@ -20,7 +20,8 @@ describe('roles', () => {
   const list = (token: string, orgId: string, qs = '') => t.call('GET', `${url(orgId)}${qs}`, { token });
   const create = (token: string, orgId: string, body: unknown, headers?: Record<string, string>) =>
     t.call('POST', url(orgId), { token, body, ...(headers ? { headers } : {}) });
-  const patch = (token: string, orgId: string, roleId: string, body: unknown) => t.call('PATCH', `${url(orgId)}/${roleId}`, { token, body });
+  const patch = (token: string, orgId: string, roleId: string, body: unknown) =>
+    t.call('PATCH', `${url(orgId)}/${roleId}`, { token, body });
   const del = (token: string, orgId: string, roleId: string) => t.call('DELETE', `${url(orgId)}/${roleId}`, { token });
 
   async function orgWithAdmin() {
@@ -59,14 +60,20 @@ describe('roles', () => {
         assert.equal(r.is_system, true);
         assert.deepEqual(r.permissions, [...r.permissions].sort());
       }
-      assert.deepEqual(body.data.map((r: any) => r.code), ['admin', 'customer_support', 'specialist']);
+      assert.deepEqual(
+        body.data.map((r: any) => r.code),
+        ['admin', 'customer_support', 'specialist'],
+      );
       const adminRole = body.data[0];
       assert.equal(adminRole.name, 'Administrator');
       assert.ok(adminRole.permissions.includes('organizations.manage_members'));
       assert.deepEqual(body.data[2].permissions, TEMPLATE_GRANTS.specialist);
       // The same as the database holds for this organization's clones, and no template.
       const { rows } = await t.db.query<{ id: string }>('select id from roles where organization_id = $1 order by code', [org.id]);
-      assert.deepEqual(body.data.map((r: any) => r.id), rows.map((r) => r.id));
+      assert.deepEqual(
+        body.data.map((r: any) => r.id),
+        rows.map((r) => r.id),
+      );
     });
 
     it('includes custom roles; sorts by the allow-list; filters is_system and code; 422 on an unknown sort field', async () => {
@@ -76,8 +83,14 @@ describe('roles', () => {
       assert.equal(newest.pagination.total, 4);
       assert.equal(newest.data[0].code, 'front_desk', 'newest first by default');
       assert.equal(newest.data[0].is_system, false);
-      assert.deepEqual((await list(admin.token, org.id, '?sort=-name&limit=2')).json().data.map((r: any) => r.name), ['Specialist', 'Front desk']);
-      assert.deepEqual((await list(admin.token, org.id, '?is_system=false')).json().data.map((r: any) => r.code), ['front_desk']);
+      assert.deepEqual(
+        (await list(admin.token, org.id, '?sort=-name&limit=2')).json().data.map((r: any) => r.name),
+        ['Specialist', 'Front desk'],
+      );
+      assert.deepEqual(
+        (await list(admin.token, org.id, '?is_system=false')).json().data.map((r: any) => r.code),
+        ['front_desk'],
+      );
       assert.equal((await list(admin.token, org.id, '?is_system=true')).json().pagination.total, 3);
       const err = assertError(await list(admin.token, org.id, '?sort=permissions'), 422, 'validation_failed');
       assert.match(err.fields.sort, /allowed: code, name, created_at/);
@@ -128,7 +141,11 @@ describe('roles', () => {
       });
       // Assignable at once, and its holders get exactly its permissions.
       const email = uniqueEmail('lead');
-      assert.equal((await t.call('POST', `/v1/organizations/${org.id}/members`, { token: admin.token, body: { email, role_code: 'therapist_lead' } })).statusCode, 201);
+      assert.equal(
+        (await t.call('POST', `/v1/organizations/${org.id}/members`, { token: admin.token, body: { email, role_code: 'therapist_lead' } }))
+          .statusCode,
+        201,
+      );
       assert.deepEqual(await permissionsOf(await t.token(email), org.id), ['appointments.view_org', 'organizations.view_directory']);
     });
 
@@ -156,7 +173,11 @@ describe('roles', () => {
       }
       err = assertError(await create(admin.token, org.id, { code: 'nurse', permissions: [] }), 400, 'validation_error');
       assert.equal(err.fields.name, 'is required');
-      err = assertError(await create(admin.token, org.id, { code: 'nurse', name: 'N', permissions: [], is_system: true }), 400, 'validation_error');
+      err = assertError(
+        await create(admin.token, org.id, { code: 'nurse', name: 'N', permissions: [], is_system: true }),
+        400,
+        'validation_error',
+      );
       assert.equal(err.fields.is_system, 'is not a known field');
       assert.equal((await list(admin.token, org.id)).json().pagination.total, 3);
       assert.deepEqual(await audits(org.id), []);
@@ -183,7 +204,9 @@ describe('roles', () => {
   describe('PATCH /v1/organizations/{id}/roles/{roleId}', () => {
     it('renames and replaces the permission set of a custom role; the change is audited as a diff and applies at once', async () => {
       const { org, admin } = await orgWithAdmin();
-      const created = (await create(admin.token, org.id, { code: 'nurse', name: 'Nurse', permissions: ['organizations.view_directory'] })).json().data;
+      const created = (
+        await create(admin.token, org.id, { code: 'nurse', name: 'Nurse', permissions: ['organizations.view_directory'] })
+      ).json().data;
       const email = uniqueEmail('nurse');
       await t.call('POST', `/v1/organizations/${org.id}/members`, { token: admin.token, body: { email, role_code: 'nurse' } });
 
@@ -219,7 +242,11 @@ describe('roles', () => {
       const err = assertError(await patch(admin.token, org.id, specialist.id, { code: 'therapist' }), 409, 'system_role_immutable');
       assert.match(err.message, /system role/);
       // Sending the same code is no change at all.
-      const res = await patch(admin.token, org.id, specialist.id, { code: 'specialist', name: 'Therapist', permissions: ['organizations.view_directory', 'appointments.view_own'] });
+      const res = await patch(admin.token, org.id, specialist.id, {
+        code: 'specialist',
+        name: 'Therapist',
+        permissions: ['organizations.view_directory', 'appointments.view_own'],
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.code, 'specialist');
       assert.equal(res.json().data.name, 'Therapist');
@@ -268,7 +295,9 @@ describe('roles', () => {
       assert.deepEqual(await audits(org.id), []);
 
       // A role nobody holds may lose it freely.
-      const owner = (await create(admin.token, org.id, { code: 'owner', name: 'Owner', permissions: ['organizations.manage_members'] })).json().data;
+      const owner = (
+        await create(admin.token, org.id, { code: 'owner', name: 'Owner', permissions: ['organizations.manage_members'] })
+      ).json().data;
       const ownerPatched = await patch(admin.token, org.id, owner.id, { permissions: [] });
       assert.equal(ownerPatched.statusCode, 200, ownerPatched.body);
       // Once a member holds it through another role, the admin role may lose it.
@@ -298,7 +327,8 @@ describe('roles', () => {
   describe('DELETE /v1/organizations/{id}/roles/{roleId}', () => {
     it('deletes an unused custom role: 204, gone from the list, audited', async () => {
       const { org, admin } = await orgWithAdmin();
-      const role = (await create(admin.token, org.id, { code: 'temp', name: 'Temp', permissions: ['organizations.view_directory'] })).json().data;
+      const role = (await create(admin.token, org.id, { code: 'temp', name: 'Temp', permissions: ['organizations.view_directory'] })).json()
+        .data;
       const res = await del(admin.token, org.id, role.id);
       assert.equal(res.statusCode, 204, res.body);
       assert.equal(res.body, '');

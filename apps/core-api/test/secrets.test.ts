@@ -37,7 +37,10 @@ describe('secrets at rest (AES-256-GCM under MASTER_KEYS)', () => {
   });
 
   it('refuses malformed MASTER_KEYS with a message that says what to do', () => {
-    assert.throws(() => parseMasterKeys('k1:short'), (e: Error) => e instanceof SecretKeyError && /32 bytes/.test(e.message));
+    assert.throws(
+      () => parseMasterKeys('k1:short'),
+      (e: Error) => e instanceof SecretKeyError && /32 bytes/.test(e.message),
+    );
     assert.throws(() => parseMasterKeys(`bad id:${key()}`), SecretKeyError);
     assert.throws(() => parseMasterKeys(`k:${key()},k:${key()}`), /repeats/);
     assert.throws(() => parseMasterKeys(''), /empty/);

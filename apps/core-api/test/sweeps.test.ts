@@ -44,7 +44,8 @@ describe('scheduled jobs', () => {
     );
     return rows[0]!.id;
   };
-  const statusOf = async (id: string) => (await t.db.query<{ status: string; file: Buffer | null }>('select status, file from jobs where id = $1', [id])).rows[0]!;
+  const statusOf = async (id: string) =>
+    (await t.db.query<{ status: string; file: Buffer | null }>('select status, file from jobs where id = $1', [id])).rows[0]!;
 
   it('a running export whose runner died goes back to the queue; after three attempts it fails; live ones stay', async () => {
     const stale = await job('running', 1, 30);

@@ -139,13 +139,19 @@ describe('GET /v1/users (picker)', () => {
 
     it('a superadmin with X-Organization-ID sees that organization only', async () => {
       const su = await t.superadmin();
-      assert.deepEqual(itemsOf(await list(su, `?q=${tag}`, orgB.id)).map((i) => i.email), [email('bo-both'), email('olga-outsider')]);
+      assert.deepEqual(
+        itemsOf(await list(su, `?q=${tag}`, orgB.id)).map((i) => i.email),
+        [email('bo-both'), email('olga-outsider')],
+      );
     });
 
     it('a superadmin without organization scope searches every user of the platform, with role_code ""', async () => {
       const su = await t.superadmin();
       const items = itemsOf(await list(su, `?q=${tag}`));
-      assert.deepEqual(emails(items), ['alice-admin', 'bo-both', 'cora-support', 'olga-outsider', 'pat-patient', 'sam-specialist'].map(email));
+      assert.deepEqual(
+        emails(items),
+        ['alice-admin', 'bo-both', 'cora-support', 'olga-outsider', 'pat-patient', 'sam-specialist'].map(email),
+      );
       assert.ok(items.every((i) => i.role_code === ''));
     });
   });
@@ -199,7 +205,9 @@ describe('GET /v1/users (picker)', () => {
     before(async () => {
       big = await t.createOrg({ name: 'Big' });
       token = (await t.addMember(big.id, email('big-admin'), 'admin')).token;
-      await t.db.query(`insert into users (email) select 'bulk-' || lpad(i::text, 2, '0') || '-${tag}@example.test' from generate_series(1, 59) i`);
+      await t.db.query(
+        `insert into users (email) select 'bulk-' || lpad(i::text, 2, '0') || '-${tag}@example.test' from generate_series(1, 59) i`,
+      );
       await t.db.query(
         `insert into memberships (user_id, organization_id, role_id)
          select u.id, $1, r.id from users u, roles r
@@ -228,7 +236,9 @@ describe('GET /v1/users (picker)', () => {
     });
 
     it('also caps ids', async () => {
-      const { rows } = await t.db.query<{ id: string }>(`select id from users where email like 'bulk-%-${tag}@example.test' order by email`);
+      const { rows } = await t.db.query<{ id: string }>(
+        `select id from users where email like 'bulk-%-${tag}@example.test' order by email`,
+      );
       const ids = rows.map((r) => r.id);
       assert.equal(itemsOf(await list(token, `?ids=${ids.join(',')}`)).length, 20);
       assert.equal(itemsOf(await list(token, `?ids=${ids.join(',')}&limit=3`)).length, 3);

@@ -30,7 +30,7 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
   let pgTest: TestDatabase | null = null;
   const masterKeys = `crash:${randomBytes(32).toString('base64')}`;
   let subscriptionId = '';
-  let children: ChildProcess[] = [];
+  const children: ChildProcess[] = [];
 
   const openDb = async (): Promise<Database> => (pgTest ? pgTest.db : openPglite(join(dataDir!, 'pgdata')));
 
@@ -45,7 +45,10 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
       db = await openPglite(join(dataDir, 'pgdata'));
     }
     await migrate(db, MIGRATIONS_DIR);
-    const { rows: org } = await db.query<{ id: string }>(`insert into organizations (slug, name) values ($1, 'Crash clinic') returning id`, [uniqueSlug('crash')]);
+    const { rows: org } = await db.query<{ id: string }>(
+      `insert into organizations (slug, name) values ($1, 'Crash clinic') returning id`,
+      [uniqueSlug('crash')],
+    );
     const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const { rows: sub } = await db.query<{ id: string }>(
       `insert into webhook_subscriptions (organization_id, url, event_types, secret_sealed) values ($1, $2, '{organization.updated}', $3) returning id`,
@@ -97,7 +100,8 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
     children.push(child);
     return child;
   }
-  const exited = (c: ChildProcess) => new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
   it('after SIGKILL and a restart, all 1,000 events arrive; only in-flight deliveries repeat', async () => {
     // Slow answers keep a batch on the wire when the kill lands.
@@ -129,7 +133,10 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
 
     const ids = rx.received.map((r) => r.id);
     assert.equal(new Set(ids).size, EVENTS, 'every event delivered');
-    assert.ok(rx.received.every((r) => r.hexValid && r.standardValid), 'every delivery signed');
+    assert.ok(
+      rx.received.every((r) => r.hexValid && r.standardValid),
+      'every delivery signed',
+    );
     const counts = new Map<string, number>();
     for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
 
@@ -163,8 +170,14 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
 
     const repeatedByCrash = [...counts].filter(([id, n]) => n > 1 && !retried.has(id)).map(([id]) => id);
     assert.ok(repeatedByCrash.length <= BATCH, `${repeatedByCrash.length} repeats; at most one batch (${BATCH}) was in flight`);
-    assert.ok(repeatedByCrash.every((id) => beforeKill.has(id)), 'only deliveries that were on the wire at the kill are repeated');
-    assert.ok(repeatedByCrash.every((id) => counts.get(id) === 2), 'a repeat happens once');
+    assert.ok(
+      repeatedByCrash.every((id) => beforeKill.has(id)),
+      'only deliveries that were on the wire at the kill are repeated',
+    );
+    assert.ok(
+      repeatedByCrash.every((id) => counts.get(id) === 2),
+      'a repeat happens once',
+    );
     assert.ok(retried.size < EVENTS / 10, `${retried.size} deliveries needed a retry: the time-out is far too short for this machine`);
   });
 });

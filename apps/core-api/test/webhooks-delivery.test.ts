@@ -51,7 +51,8 @@ describe('webhook deliveries through the worker', () => {
     return sub as { id: string; signing_secret: string };
   }
   const rename = (name: string, org = orgId, token = admin) => t.call('PATCH', `/v1/organizations/${org}`, { token, body: { name } });
-  const log = async (subId: string, query = '') => dataOf(await t.call('GET', `/v1/webhook-subscriptions/${subId}/events?limit=500${query}`, { token: admin, org: orgId }));
+  const log = async (subId: string, query = '') =>
+    dataOf(await t.call('GET', `/v1/webhook-subscriptions/${subId}/events?limit=500${query}`, { token: admin, org: orgId }));
   /** The log once it satisfies `done`: the worker records an attempt just after the receiver answers it. */
   async function logUntil(subId: string, done: (entries: any[]) => boolean, query = '') {
     let entries: any[] = [];
@@ -77,8 +78,15 @@ describe('webhook deliveries through the worker', () => {
     assert.deepEqual(Object.keys(JSON.parse(got.rawBody)), ['id', 'event', 'data']);
     assert.equal(got.event, 'organization.updated');
     assert.deepEqual(got.data, { organization_id: orgId, changed: ['name'] });
-    const { rows } = await t.db.query<{ id: string }>(`select id from domain_events where type = 'organization.updated' and organization_id = $1`, [orgId]);
-    assert.deepEqual(rows.map((r) => r.id), [got.id], 'the body id is the event id');
+    const { rows } = await t.db.query<{ id: string }>(
+      `select id from domain_events where type = 'organization.updated' and organization_id = $1`,
+      [orgId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      [got.id],
+      'the body id is the event id',
+    );
     const entries = await logUntil(sub.id, (e) => e.length === 1);
     assert.equal(entries[0].attempt, 1);
     assert.equal(entries[0].status_code, 200);
@@ -94,10 +102,19 @@ describe('webhook deliveries through the worker', () => {
     assertError(await t.call('PATCH', `/v1/organizations/${orgId}`, { token: admin, body: { name: '' } }), 400, 'validation_error');
     assert.equal((await t.db.query<{ n: number }>('select count(*)::int as n from domain_events')).rows[0]!.n, before);
     dataOf(await rename('Renamed again'));
-    dataOf(await t.call('POST', `/v1/organizations/${orgId}/domains`, { token: admin, body: { domain: `hooks-${Date.now()}.clinic-example.test` } }), 201);
+    dataOf(
+      await t.call('POST', `/v1/organizations/${orgId}/domains`, {
+        token: admin,
+        body: { domain: `hooks-${Date.now()}.clinic-example.test` },
+      }),
+      201,
+    );
     await rx.waitFor(() => rx.accepted('/domains-only').length === 1, 15_000, 'the domain event');
     await worker.dispatchNow();
-    assert.deepEqual(rx.received.filter((r) => r.path === '/domains-only').map((r) => r.event), ['domain.added']);
+    assert.deepEqual(
+      rx.received.filter((r) => r.path === '/domains-only').map((r) => r.event),
+      ['domain.added'],
+    );
   });
 
   it('retries a failing endpoint on the schedule and logs every attempt, then stops when it succeeds', async () => {
@@ -113,7 +130,14 @@ describe('webhook deliveries through the worker', () => {
     assert.equal(new Set(got.map((g) => g.id)).size, 1, 'one event, sent three times');
     assert.ok(got.every((g) => g.hexValid && g.standardValid));
     const entries = (await logUntil(sub.id, (e) => e.length === 3)).sort((a: any, b: any) => a.attempt - b.attempt);
-    assert.deepEqual(entries.map((e: any) => [e.attempt, e.status_code]), [[1, 503], [2, 503], [3, 200]]);
+    assert.deepEqual(
+      entries.map((e: any) => [e.attempt, e.status_code]),
+      [
+        [1, 503],
+        [2, 503],
+        [3, 200],
+      ],
+    );
     assert.ok(entries.every((e: any) => e.delivery_status === 'delivered'));
     assert.equal(entries[0].error, 'the endpoint answered 503');
     assert.ok(entries[0].response_body.length <= 1024, 'response bodies are truncated');
@@ -130,15 +154,25 @@ describe('webhook deliveries through the worker', () => {
     let up = false;
     const previous = rx.respond;
     rx.respond = (r) => (r.path === '/down' && !up ? { status: 500 } : previous(r));
-    dataOf(await t.call('POST', `/v1/organizations/${orgId}/locations`, { token: admin, body: { name: 'Annex', timezone: 'Europe/Bucharest' } }), 201);
+    dataOf(
+      await t.call('POST', `/v1/organizations/${orgId}/locations`, { token: admin, body: { name: 'Annex', timezone: 'Europe/Bucharest' } }),
+      201,
+    );
     await rx.waitFor(() => rx.received.filter((r) => r.path === '/down').length === 3, 20_000, 'three attempts');
     const entries = await logUntil(sub.id, (e) => e.length === 3 && e.every((x) => x.delivery_status === 'failed'));
-    assert.ok(entries.every((e) => e.delivery_status === 'failed'), 'attempts used up: failed');
+    assert.ok(
+      entries.every((e) => e.delivery_status === 'failed'),
+      'attempts used up: failed',
+    );
     const deliveryId = entries[0].delivery_id;
     up = true;
     const res = await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${deliveryId}/resend`, { token: admin, org: orgId });
     assert.deepEqual(dataOf(res, 202), { delivery_id: deliveryId, status: 'pending', attempt: 4 });
-    assertError(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${deliveryId}/resend`, { token: admin, org: orgId }), 409, 'delivery_not_failed');
+    assertError(
+      await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${deliveryId}/resend`, { token: admin, org: orgId }),
+      409,
+      'delivery_not_failed',
+    );
     await rx.waitFor(() => rx.accepted('/down').length === 1, 15_000, 'the re-sent delivery');
     const resent = (await logUntil(sub.id, (e) => e.length === 4, `&delivery_id=${deliveryId}`)).find((e: any) => e.attempt === 4);
     assert.equal(resent.trigger, 'resend');
@@ -184,7 +218,10 @@ describe('webhook deliveries through the worker', () => {
       dataOf(await t.call('PATCH', `/v1/organizations/${orgId}/locations/${locationId}`, { token: admin, body: { city: `City ${i}` } }));
     }
     await rx.waitFor(() => rx.accepted('/burst').length === 12, 30_000, 'all twelve deliveries');
-    const times = rx.received.filter((r) => r.path === '/burst').map((r) => r.at).sort((a, b) => a - b);
+    const times = rx.received
+      .filter((r) => r.path === '/burst')
+      .map((r) => r.at)
+      .sort((a, b) => a - b);
     assert.equal(times.length, 12, 'each delivered once: deferred deliveries are not failures');
     // The window (3 s) opens when the first delivery is counted, just before it is sent.
     const inFirstSecond = times.filter((x) => x < times[0]! + 1000).length;
@@ -236,7 +273,10 @@ describe('an endpoint that keeps failing is disabled', () => {
     const org = await t.createOrg();
     const admin = (await t.addMember(org.id, uniqueEmail('fail-admin'), 'admin')).token;
     const make = async (path: string, types: string[]) => {
-      const sub = dataOf(await t.call('POST', '/v1/webhook-subscriptions', { token: admin, org: org.id, body: { url: rx.url(path), event_types: types } }), 201);
+      const sub = dataOf(
+        await t.call('POST', '/v1/webhook-subscriptions', { token: admin, org: org.id, body: { url: rx.url(path), event_types: types } }),
+        201,
+      );
       rx.setSecrets(path, [sub.signing_secret]);
       return sub.id as string;
     };
@@ -250,12 +290,21 @@ describe('an endpoint that keeps failing is disabled', () => {
     const sub = dataOf(await t.call('GET', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id }));
     assert.equal(sub.status, 'disabled');
     assert.equal(sub.disabled_reason, 'failing');
-    assert.deepEqual(rx.received.find((r) => r.path === '/watch')!.data, { organization_id: org.id, subscription_id: failing, reason: 'failing' });
-    const { rows } = await t.db.query<{ data: any }>(`select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.disabled'`, [failing]);
+    assert.deepEqual(rx.received.find((r) => r.path === '/watch')!.data, {
+      organization_id: org.id,
+      subscription_id: failing,
+      reason: 'failing',
+    });
+    const { rows } = await t.db.query<{ data: any }>(
+      `select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.disabled'`,
+      [failing],
+    );
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.data.reason, 'failing');
     // Re-enabled by an administrator, it starts a fresh run: no failing_since carried over.
-    const back = dataOf(await t.call('PATCH', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id, body: { status: 'active' } }));
+    const back = dataOf(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id, body: { status: 'active' } }),
+    );
     assert.equal(back.failing_since, null);
     void watcher;
   });

@@ -12,9 +12,15 @@ describe('webhook signing, retry schedule and SSRF rules (units)', () => {
   it('signs the exact body bytes so that both public verification libraries accept them', async () => {
     const secret = newSigningSecret();
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
-    const signed = signDelivery({ id: '0190a000-0000-7000-8000-000000000001', type: 'organization.updated', data: { organization_id: 'x', changed: ['name'] } }, [secret]);
+    const signed = signDelivery(
+      { id: '0190a000-0000-7000-8000-000000000001', type: 'organization.updated', data: { organization_id: 'x', changed: ['name'] } },
+      [secret],
+    );
     const body = signed.body.toString('utf8');
-    assert.equal(body, '{"id":"0190a000-0000-7000-8000-000000000001","event":"organization.updated","data":{"organization_id":"x","changed":["name"]}}');
+    assert.equal(
+      body,
+      '{"id":"0190a000-0000-7000-8000-000000000001","event":"organization.updated","data":{"organization_id":"x","changed":["name"]}}',
+    );
     assert.equal(await verifyHex(secret, body, signed.headers['x-webhook-signature']!), true);
     assert.doesNotThrow(() => new Webhook(secret).verify(body, signed.headers));
     assert.equal(await verifyHex(newSigningSecret(), body, signed.headers['x-webhook-signature']!), false, 'another secret fails');
@@ -35,15 +41,45 @@ describe('webhook signing, retry schedule and SSRF rules (units)', () => {
 
   it('retry schedule: the configured delays with ±10% jitter, then none', () => {
     const schedule = [5, 300, 1800];
-    assert.equal(retryDelaySeconds(schedule, 1, () => 0), 4.5);
-    assert.equal(retryDelaySeconds(schedule, 1, () => 1), 5.5);
-    assert.equal(retryDelaySeconds(schedule, 2, () => 0.5), 300);
-    assert.equal(retryDelaySeconds(schedule, 3, () => 0.5), 1800);
-    assert.equal(retryDelaySeconds(schedule, 4, () => 0.5), null);
+    assert.equal(
+      retryDelaySeconds(schedule, 1, () => 0),
+      4.5,
+    );
+    assert.equal(
+      retryDelaySeconds(schedule, 1, () => 1),
+      5.5,
+    );
+    assert.equal(
+      retryDelaySeconds(schedule, 2, () => 0.5),
+      300,
+    );
+    assert.equal(
+      retryDelaySeconds(schedule, 3, () => 0.5),
+      1800,
+    );
+    assert.equal(
+      retryDelaySeconds(schedule, 4, () => 0.5),
+      null,
+    );
   });
 
   it('refuses loopback, private, link-local, metadata, CGNAT, multicast, reserved and unique-local addresses', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '192.0.2.1', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '192.0.2.1',
+      '::1',
+      'fe80::1',
+      'fd00:ec2::254',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+    ]) {
       assert.equal(isForbiddenAddress(a), true, a);
     }
     for (const a of ['8.8.8.8', '93.184.215.14', '2606:4700:4700::1111']) assert.equal(isForbiddenAddress(a), false, a);
@@ -64,7 +100,9 @@ describe('webhook signing, retry schedule and SSRF rules (units)', () => {
   it('the connect-time lookup refuses a name that resolves to a private address (DNS rebinding)', async () => {
     const err = await new Promise<Error | null>((resolve) => guardedLookup(false)('localhost', {}, (e: Error | null) => resolve(e)));
     assert.ok(err instanceof ForbiddenDestinationError, String(err));
-    const ok = await new Promise<unknown[]>((resolve) => guardedLookup(true)('localhost', { all: true }, (_e: Error | null, a: unknown[]) => resolve(a)));
+    const ok = await new Promise<unknown[]>((resolve) =>
+      guardedLookup(true)('localhost', { all: true }, (_e: Error | null, a: unknown[]) => resolve(a)),
+    );
     assert.ok(ok.length > 0);
   });
 });
@@ -82,7 +120,10 @@ describe('webhook subscriptions API (spec 4.9)', () => {
   before(async () => {
     rx = await startReceiver();
     const database = await freshDatabase();
-    t = await startTestApp({ database, env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: rx.caFile, WEBHOOK_TIMEOUT_MS: '800' } });
+    t = await startTestApp({
+      database,
+      env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: rx.caFile, WEBHOOK_TIMEOUT_MS: '800' },
+    });
     // The production stance on the same data: private networks refused.
     strict = await startTestApp({ database, migrate: false, issuer: t.issuer });
     orgId = (await t.createOrg()).id;
@@ -97,10 +138,15 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     await rx?.close();
   });
 
-  const create = (body: unknown, token = admin, org = orgId, app = t) => app.call('POST', '/v1/webhook-subscriptions', { token, org, body });
+  const create = (body: unknown, token = admin, org = orgId, app = t) =>
+    app.call('POST', '/v1/webhook-subscriptions', { token, org, body });
 
   it('creates a subscription: 201, the signing secret once, sealed at rest, audited without it', async () => {
-    const res = await create({ url: rx.url('/a'), event_types: ['member.added', 'organization.updated', 'member.added'], description: 'CRM sync' });
+    const res = await create({
+      url: rx.url('/a'),
+      event_types: ['member.added', 'organization.updated', 'member.added'],
+      description: 'CRM sync',
+    });
     const sub = dataOf(res, 201);
     assert.match(sub.signing_secret, /^whsec_/);
     assert.equal(sub.status, 'active');
@@ -116,16 +162,27 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.ok(rows[0]!.secret_sealed.startsWith('v1.'));
     assert.ok(!rows[0]!.secret_sealed.includes(sub.signing_secret.slice(6)));
     assert.equal(t.rt.secrets.open(rows[0]!.secret_sealed), sub.signing_secret);
-    const audit = await t.db.query<{ data: unknown }>(`select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.created'`, [sub.id]);
+    const audit = await t.db.query<{ data: unknown }>(
+      `select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.created'`,
+      [sub.id],
+    );
     assert.equal(audit.rows.length, 1);
     assert.ok(!JSON.stringify(audit.rows[0]!.data).includes(sub.signing_secret));
   });
 
   it('validates the body: HTTPS only, known event types, "*" alone, required fields, no extra fields; nothing is stored', async () => {
     const before = (await t.db.query<{ n: number }>('select count(*)::int as n from webhook_subscriptions')).rows[0]!.n;
-    assert.equal(assertError(await create({ url: 'http://example.com/h', event_types: ['member.added'] }), 400, 'validation_error').fields.url, 'must use https');
-    assert.match(assertError(await create({ url: rx.url('/b'), event_types: ['member.exploded'] }), 400, 'validation_error').fields.event_types, /unknown event types: member\.exploded/);
-    assert.ok(assertError(await create({ url: rx.url('/b'), event_types: ['*', 'member.added'] }), 400, 'validation_error').fields.event_types);
+    assert.equal(
+      assertError(await create({ url: 'http://example.com/h', event_types: ['member.added'] }), 400, 'validation_error').fields.url,
+      'must use https',
+    );
+    assert.match(
+      assertError(await create({ url: rx.url('/b'), event_types: ['member.exploded'] }), 400, 'validation_error').fields.event_types,
+      /unknown event types: member\.exploded/,
+    );
+    assert.ok(
+      assertError(await create({ url: rx.url('/b'), event_types: ['*', 'member.added'] }), 400, 'validation_error').fields.event_types,
+    );
     assert.ok(assertError(await create({ url: rx.url('/b'), event_types: [] }), 400, 'validation_error').fields);
     assertError(await create({ url: rx.url('/b') }), 400, 'validation_error');
     assertError(await create({ url: rx.url('/b'), event_types: ['*'], signing_secret: 'mine' }), 400, 'validation_error');
@@ -134,7 +191,13 @@ describe('webhook subscriptions API (spec 4.9)', () => {
   });
 
   it('refuses private and loopback destinations unless private networks are allowed', async () => {
-    for (const url of ['https://127.0.0.1:8443/h', 'https://10.0.0.5/h', 'https://169.254.169.254/latest', 'https://localhost/h', 'https://[::1]/h']) {
+    for (const url of [
+      'https://127.0.0.1:8443/h',
+      'https://10.0.0.5/h',
+      'https://169.254.169.254/latest',
+      'https://localhost/h',
+      'https://[::1]/h',
+    ]) {
       const err = assertError(await create({ url, event_types: ['*'] }, admin, orgId, strict), 400, 'validation_error');
       assert.ok(err.fields.url, url);
     }
@@ -169,25 +232,56 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.equal(body.data.length, 1);
     assert.equal(body.pagination.limit, 1);
     assert.ok(body.pagination.total >= 2);
-    assert.equal(assertError(await t.call('GET', '/v1/webhook-subscriptions?sort=secret', { token: admin, org: orgId }), 422, 'validation_failed').fields.sort !== undefined, true);
-    assertError(await t.call('GET', '/v1/webhook-subscriptions?created_at_after=yesterday', { token: admin, org: orgId }), 422, 'validation_failed');
+    assert.equal(
+      assertError(await t.call('GET', '/v1/webhook-subscriptions?sort=secret', { token: admin, org: orgId }), 422, 'validation_failed')
+        .fields.sort !== undefined,
+      true,
+    );
+    assertError(
+      await t.call('GET', '/v1/webhook-subscriptions?created_at_after=yesterday', { token: admin, org: orgId }),
+      422,
+      'validation_failed',
+    );
     const disabled = dataOf(await t.call('GET', '/v1/webhook-subscriptions?status=disabled', { token: admin, org: orgId }));
     assert.ok(disabled.every((s: any) => s.status === 'disabled'));
   });
 
   it('updates in place (PATCH), disables and re-enables, audits the changes; deletes with its log', async () => {
     const sub = dataOf(await create({ url: rx.url('/u'), event_types: ['member.added'] }), 201);
-    const patched = dataOf(await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: { event_types: ['*'], status: 'disabled' } }));
+    const patched = dataOf(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, {
+        token: admin,
+        org: orgId,
+        body: { event_types: ['*'], status: 'disabled' },
+      }),
+    );
     assert.deepEqual(patched.event_types, ['*']);
     assert.equal(patched.status, 'disabled');
     assert.equal(patched.disabled_reason, 'manual');
-    const back = dataOf(await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: { status: 'active' } }));
+    const back = dataOf(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: { status: 'active' } }),
+    );
     assert.equal(back.status, 'active');
     assert.equal(back.disabled_reason, null);
-    assertError(await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: {} }), 400, 'validation_error');
-    assertError(await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: { url: 'http://x.test/' } }), 400, 'validation_error');
-    assertError(await t.call('PATCH', `/v1/webhook-subscriptions/${MISSING_UUID}`, { token: admin, org: orgId, body: { description: 'x' } }), 404, 'not_found');
-    const { rows } = await t.db.query<{ data: any }>(`select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.updated' order by created_at`, [sub.id]);
+    assertError(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: {} }),
+      400,
+      'validation_error',
+    );
+    assertError(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId, body: { url: 'http://x.test/' } }),
+      400,
+      'validation_error',
+    );
+    assertError(
+      await t.call('PATCH', `/v1/webhook-subscriptions/${MISSING_UUID}`, { token: admin, org: orgId, body: { description: 'x' } }),
+      404,
+      'not_found',
+    );
+    const { rows } = await t.db.query<{ data: any }>(
+      `select data from audit_logs where entity_id = $1 and action = 'webhook_subscription.updated' order by created_at`,
+      [sub.id],
+    );
     assert.deepEqual(rows[0]!.data.changes.status, { from: 'active', to: 'disabled' });
     dataOf(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/test`, { token: admin, org: orgId }));
     assert.equal(dataOf(await t.call('DELETE', `/v1/webhook-subscriptions/${sub.id}`, { token: admin, org: orgId }), 204), null);
@@ -211,7 +305,11 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.equal(log.length, 1);
     assert.equal(log[0].trigger, 'test');
     assert.equal(log[0].delivery_id, result.delivery_id);
-    assertError(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${result.delivery_id}/resend`, { token: admin, org: orgId }), 409, 'delivery_not_resendable');
+    assertError(
+      await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${result.delivery_id}/resend`, { token: admin, org: orgId }),
+      409,
+      'delivery_not_resendable',
+    );
   });
 
   it('a failing, redirecting or silent endpoint: success false with the status, no redirect followed, the time-out honoured', async () => {
@@ -240,7 +338,13 @@ describe('webhook subscriptions API (spec 4.9)', () => {
 
   it('rotates the secret: the new one is shown once; deliveries carry both signatures until the overlap ends', async () => {
     const sub = dataOf(await create({ url: rx.url('/rotate'), event_types: ['*'] }), 201);
-    const rotated = dataOf(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, { token: admin, org: orgId, body: { overlap_seconds: 3600 } }));
+    const rotated = dataOf(
+      await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, {
+        token: admin,
+        org: orgId,
+        body: { overlap_seconds: 3600 },
+      }),
+    );
     assert.notEqual(rotated.signing_secret, sub.signing_secret);
     assert.ok(rotated.previous_secret_expires_at);
     // A receiver that still only knows the old secret keeps verifying (previous-signature header, standard header).
@@ -251,7 +355,9 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.equal(await verifyHex(sub.signing_secret, old.rawBody, old.headers['x-webhook-signature-previous']!), true);
     assert.equal(await verifyHex(rotated.signing_secret, old.rawBody, old.headers['x-webhook-signature']!), true);
     // Ending the overlap at once: only the new secret signs.
-    const now = dataOf(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, { token: admin, org: orgId, body: { overlap_seconds: 0 } }));
+    const now = dataOf(
+      await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, { token: admin, org: orgId, body: { overlap_seconds: 0 } }),
+    );
     assert.equal(now.previous_secret_expires_at, null);
     rx.setSecrets('/rotate', [now.signing_secret]);
     dataOf(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/test`, { token: admin, org: orgId }));
@@ -259,13 +365,29 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.ok(last.hexValid && last.standardValid);
     assert.equal(last.headers['x-webhook-signature-previous'], undefined);
     assert.equal(last.headers['webhook-signature']!.split(' ').length, 1);
-    assertError(await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, { token: admin, org: orgId, body: { overlap_seconds: 999_999_999 } }), 400, 'validation_error');
+    assertError(
+      await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/rotate-secret`, {
+        token: admin,
+        org: orgId,
+        body: { overlap_seconds: 999_999_999 },
+      }),
+      400,
+      'validation_error',
+    );
   });
 
   it('the event catalog lists the types a subscription can choose', async () => {
     const types = dataOf(await t.call('GET', '/v1/webhook-event-types', { token: admin, org: orgId }));
     const names = types.map((x: any) => x.type);
-    for (const n of ['organization.updated', 'member.added', 'member.removed', 'domain.verified', 'consent.granted', 'consent.withdrawn', 'patient.onboarded']) {
+    for (const n of [
+      'organization.updated',
+      'member.added',
+      'member.removed',
+      'domain.verified',
+      'consent.granted',
+      'consent.withdrawn',
+      'patient.onboarded',
+    ]) {
       assert.ok(names.includes(n), n);
     }
   });

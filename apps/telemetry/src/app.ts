@@ -25,6 +25,10 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
   installErrorHandling(app);
   app.removeContentTypeParser('text/plain');
   app.get('/health', async () => ({ status: 'ok', service: 'telemetry' }));
-  ingestRoutes(app, { ...deps, poseBodyLimit: deps.poseBodyLimit ?? 262_144, poseRateLimit: deps.poseRateLimit ?? { limit: 300, windowSeconds: 60 } });
+  ingestRoutes(app, {
+    ...deps,
+    poseBodyLimit: deps.poseBodyLimit ?? 262_144,
+    poseRateLimit: deps.poseRateLimit ?? { limit: 300, windowSeconds: 60 },
+  });
   return app;
 }

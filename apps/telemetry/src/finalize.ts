@@ -65,7 +65,9 @@ export async function finalizeSession(
 
   const session = (await sessionRow(deps, sessionId))!;
   const batches = await asTelemetry(deps.db, (tx) =>
-    tx.query<{ seq: number; frame_count: number; payload: Buffer | Uint8Array }>('select * from app.telemetry_session_batches($1)', [sessionId]),
+    tx.query<{ seq: number; frame_count: number; payload: Buffer | Uint8Array }>('select * from app.telemetry_session_batches($1)', [
+      sessionId,
+    ]),
   );
   const payloads = batches.rows.map((b) => Buffer.from(b.payload.buffer, b.payload.byteOffset, b.payload.byteLength));
   const decoded = payloads.map((p) => decodeBatch(gunzipBatch(p)));
@@ -89,6 +91,9 @@ export async function finalizeSession(
     ]),
   );
   if (!finished.rows[0]!.ok) return ended(sessionId, (await sessionRow(deps, sessionId))!);
-  deps.logger.info({ session: sessionId, reps: result?.rep_count ?? 0, frames: frames.count, status: outcome.status }, 'exercise session finalized');
+  deps.logger.info(
+    { session: sessionId, reps: result?.rep_count ?? 0, frames: frames.count, status: outcome.status },
+    'exercise session finalized',
+  );
   return { session_id: sessionId, status: outcome.status, result, replay_available: key !== null };
 }

@@ -6,13 +6,23 @@ export function gateError(status: string, purpose: 'analytics' | 'biometric'): A
     case 'ok':
       return null;
     case 'consent_required':
-      return new AppError(403, 'consent_required', `This needs an active ${purpose} consent at the organization; grant it with POST /v1/me/consents.`, {
-        extra: { missing_purpose: purpose },
-      });
+      return new AppError(
+        403,
+        'consent_required',
+        `This needs an active ${purpose} consent at the organization; grant it with POST /v1/me/consents.`,
+        {
+          extra: { missing_purpose: purpose },
+        },
+      );
     case 'restricted':
-      return new AppError(403, 'processing_restricted', `Processing of this person's data is restricted (GDPR art. 18); ${purpose} telemetry is not accepted.`, {
-        extra: { missing_purpose: purpose },
-      });
+      return new AppError(
+        403,
+        'processing_restricted',
+        `Processing of this person's data is restricted (GDPR art. 18); ${purpose} telemetry is not accepted.`,
+        {
+          extra: { missing_purpose: purpose },
+        },
+      );
     case 'not_patient':
       return errors.forbidden('You are not a patient of this organization.');
     case 'session_not_found':

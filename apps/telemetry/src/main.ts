@@ -22,7 +22,11 @@ const app = await buildTelemetryApp({
   sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(config.sessionJwksUrl))),
   redis,
   poseRateLimit: config.poseRateLimit,
-  userTokens: createJwtVerifier({ keys: createRemoteJWKSet(new URL(config.authJwksUrl)), issuer: config.authIssuer, audience: config.authAudience }),
+  userTokens: createJwtVerifier({
+    keys: createRemoteJWKSet(new URL(config.authJwksUrl)),
+    issuer: config.authIssuer,
+    audience: config.authAudience,
+  }),
 });
 await app.listen({ host: config.host, port: config.port });
 const stop = async () => {

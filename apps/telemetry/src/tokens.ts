@@ -26,7 +26,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Verified tokens are cached by hash until they expire (http-kit), so a batch per second costs a hash. */
 export function createSessionTokenVerifier(keys: JWTVerifyGetKey): SessionTokenVerifier {
-  const inner: TokenVerifier = createJwtVerifier({ keys, issuer: SESSION_TOKEN_ISSUER, audience: SESSION_TOKEN_AUDIENCE, algorithms: [SESSION_TOKEN_ALG] });
+  const inner: TokenVerifier = createJwtVerifier({
+    keys,
+    issuer: SESSION_TOKEN_ISSUER,
+    audience: SESSION_TOKEN_AUDIENCE,
+    algorithms: [SESSION_TOKEN_ALG],
+  });
   return {
     async verify(token) {
       const v = await inner.verify(token);

@@ -43,7 +43,11 @@ describe('telemetry: end against ingest', () => {
       for (const b of first) assert.equal((await w.pose(w.a, s.token, b)).statusCode, 201);
       // The rest at once, alternating instances, with the end in the middle of them.
       const rest = batches.slice(3);
-      const sends = rest.map((b, k) => w.pose(k % 2 ? w.b : w.a, s.token, b).then((r) => ({ seq: b.seq, frames: b.timestamps.length, status: r.statusCode, body: r.body })));
+      const sends = rest.map((b, k) =>
+        w
+          .pose(k % 2 ? w.b : w.a, s.token, b)
+          .then((r) => ({ seq: b.seq, frames: b.timestamps.length, status: r.statusCode, body: r.body })),
+      );
       const ending = end(round % 2 ? w.a : w.b, s);
       const answers = await Promise.all(sends);
       const ended = await ending;
@@ -51,13 +55,16 @@ describe('telemetry: end against ingest', () => {
       for (const a of answers) assert.ok(a.status === 201 || a.status === 409, `seq ${a.seq}: ${a.status} ${a.body}`);
       const acked = [...first.map((b) => b.seq), ...answers.filter((a) => a.status === 201).map((a) => a.seq)].sort((x, y) => x - y);
       assert.deepEqual(await replaySeqs(s.id), acked, 'the replay holds exactly the acknowledged batches');
-      const frames = first.reduce((n, b) => n + b.timestamps.length, 0) + answers.filter((a) => a.status === 201).reduce((n, a) => n + a.frames, 0);
+      const frames =
+        first.reduce((n, b) => n + b.timestamps.length, 0) + answers.filter((a) => a.status === 201).reduce((n, a) => n + a.frames, 0);
       assert.equal(ended.json().data.result.frames, frames, 'every acknowledged frame was scored');
       assert.equal(await leftover(s.id), 0, 'no batch landed after the end read them');
     }
   });
 
-  it('ending waits for a batch whose transaction is still open, and scores it', { skip: MODE !== 'services' && 'PGlite runs one transaction at a time' }, async () => {
+  it('ending waits for a batch whose transaction is still open, and scores it', {
+    skip: MODE !== 'services' && 'PGlite runs one transaction at a time',
+  }, async () => {
     const s = await w.start();
     const [b0, b1, b2] = batchesOf(2, 31);
     assert.equal((await w.pose(w.a, s.token, b0!)).statusCode, 201);
@@ -67,10 +74,19 @@ describe('telemetry: end against ingest', () => {
     let ran!: () => void;
     const didRun = new Promise<void>((r) => (ran = r));
     const inflight = w.t.db.transaction(async (tx) => {
-      const status = await ingestPose({ ...w.t.db, query: (text, params, o) => tx.query(text, params, o) }, {
-        sessionId: s.id, userId: w.patient.userId, orgId: w.orgId, seq: b1!.seq, frames: b1!.timestamps.length,
-        tFirst: b1!.timestamps[0]!, tLast: b1!.timestamps.at(-1)!, payload: encodeBatchGzip(b1!),
-      });
+      const status = await ingestPose(
+        { ...w.t.db, query: (text, params, o) => tx.query(text, params, o) },
+        {
+          sessionId: s.id,
+          userId: w.patient.userId,
+          orgId: w.orgId,
+          seq: b1!.seq,
+          frames: b1!.timestamps.length,
+          tFirst: b1!.timestamps[0]!,
+          tLast: b1!.timestamps.at(-1)!,
+          payload: encodeBatchGzip(b1!),
+        },
+      );
       assert.equal(status, 'stored');
       ran();
       await held;
@@ -108,8 +124,12 @@ describe('telemetry: end against ingest', () => {
   it('limits pose batches per session (429 rate_limited with X-RateLimit-*)', async () => {
     const signer = await sessionSigner(w.t.rt.config);
     const app = await buildTelemetryApp({
-      db: w.t.db, assets: w.assets, logger: w.t.rt.logger, userTokens: w.t.rt.verifier,
-      sessionTokens: createSessionTokenVerifier(signer.keys), poseRateLimit: { limit: 3, windowSeconds: 60 },
+      db: w.t.db,
+      assets: w.assets,
+      logger: w.t.rt.logger,
+      userTokens: w.t.rt.verifier,
+      sessionTokens: createSessionTokenVerifier(signer.keys),
+      poseRateLimit: { limit: 3, windowSeconds: 60 },
     });
     try {
       const s = await w.start();

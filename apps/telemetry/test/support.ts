@@ -25,7 +25,11 @@ export interface World {
   grant(purpose: 'biometric' | 'analytics', token?: string): Promise<string>;
   withdraw(consentId: string, token?: string): Promise<void>;
   start(token?: string, slug?: string): Promise<{ id: string; token: string }>;
-  pose(app: FastifyInstance, token: string, batch: Parameters<typeof encodeBatchGzip>[0] | Buffer): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
+  pose(
+    app: FastifyInstance,
+    token: string,
+    batch: Parameters<typeof encodeBatchGzip>[0] | Buffer,
+  ): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
   close(): Promise<void>;
 }
 
@@ -38,24 +42,40 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
   const signer = await sessionSigner(t.rt.config);
   const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...opts.telemetry };
   const a = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys) });
-  const b = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(`${coreUrl}/v1/public/telemetry/jwks.json`))) });
+  const b = await buildTelemetryApp({
+    ...common,
+    sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(`${coreUrl}/v1/public/telemetry/jwks.json`))),
+  });
   const su = await t.superadmin();
   const org = await t.createOrg();
   const patient = await t.addPatient(org.id, uniqueEmail('patient'));
   const versions = { biometric: 0, analytics: 0 };
   for (const code of ['biometric', 'analytics'] as const) {
-    const res = await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, { token: su, body: { body_translations: { en: `${code} text` } } });
+    const res = await t.call('POST', `/v1/admin/consent-purposes/${code}/versions`, {
+      token: su,
+      body: { body_translations: { en: `${code} text` } },
+    });
     if (res.statusCode !== 201) throw new Error(res.body);
     versions[code] = res.json().data.version;
   }
   const w: World = {
-    t, a, b, assets, orgId: org.id, su, patient, versions,
+    t,
+    a,
+    b,
+    assets,
+    orgId: org.id,
+    su,
+    patient,
+    versions,
     async exerciseId(slug) {
       const { rows } = await t.db.query<{ id: string }>('select id from exercises where slug = $1', [slug]);
       return rows[0]!.id;
     },
     async grant(purpose, token = patient.token) {
-      const res = await t.call('POST', '/v1/me/consents', { token, body: { grants: [{ organization_id: org.id, purpose_code: purpose, purpose_version: versions[purpose], source: 'self_toggle' }] } });
+      const res = await t.call('POST', '/v1/me/consents', {
+        token,
+        body: { grants: [{ organization_id: org.id, purpose_code: purpose, purpose_version: versions[purpose], source: 'self_toggle' }] },
+      });
       if (res.statusCode !== 201) throw new Error(res.body);
       return res.json().data[0].id;
     },
@@ -70,7 +90,12 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
     },
     async pose(app, token, batch) {
       const payload = Buffer.isBuffer(batch) ? batch : encodeBatchGzip(batch);
-      return app.inject({ method: 'POST', url: '/v1/pose/frames', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, payload });
+      return app.inject({
+        method: 'POST',
+        url: '/v1/pose/frames',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+        payload,
+      });
     },
     async close() {
       await a.close();

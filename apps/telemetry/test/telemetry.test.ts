@@ -23,13 +23,20 @@ describe('telemetry service', () => {
   const stored = async (sessionId: string) =>
     (await w.t.db.query<{ n: number }>('select count(*)::int as n from pose_batches where session_id = $1', [sessionId])).rows[0]!.n;
   const endedEvent = async (sessionId: string) => {
-    const { rows } = await w.t.db.query<any>(`select * from domain_events where type = 'exercise_session.ended' and data ->> 'session_id' = $1`, [sessionId]);
+    const { rows } = await w.t.db.query<any>(
+      `select * from domain_events where type = 'exercise_session.ended' and data ->> 'session_id' = $1`,
+      [sessionId],
+    );
     return rows;
   };
 
   it('starting needs an active biometric consent (403 consent_required, missing_purpose)', async () => {
     const other = await w.t.addPatient(w.orgId, uniqueEmail('noconsent'));
-    const res = await w.t.call('POST', '/v1/exercise-sessions', { token: other.token, org: w.orgId, body: { exercise_id: await w.exerciseId('squat') } });
+    const res = await w.t.call('POST', '/v1/exercise-sessions', {
+      token: other.token,
+      org: w.orgId,
+      body: { exercise_id: await w.exerciseId('squat') },
+    });
     const err = assertError(res, 403, 'consent_required');
     assert.equal(err.missing_purpose, 'biometric');
   });
@@ -74,7 +81,9 @@ describe('telemetry service', () => {
     assert.equal(view.statusCode, 200, view.body);
     assert.equal(view.json().data.metrics.rep_count, g.trueReps);
     assert.equal(view.json().data.metrics.reps.length, g.trueReps);
-    const log = await w.t.db.query<any>('select sessions, total_reps from patient_exercise_log where patient_user_id = $1', [w.patient.userId]);
+    const log = await w.t.db.query<any>('select sessions, total_reps from patient_exercise_log where patient_user_id = $1', [
+      w.patient.userId,
+    ]);
     assert.deepEqual(log.rows[0], { sessions: 1, total_reps: g.trueReps });
 
     // Staff: telemetry.view_org (admin, specialist) reads it; customer_support does not; another patient gets 404.
@@ -82,7 +91,8 @@ describe('telemetry service', () => {
     const specialist = await w.t.addMember(w.orgId, uniqueEmail('spec'), 'specialist');
     const support = await w.t.addMember(w.orgId, uniqueEmail('support'), 'customer_support');
     const stranger = await w.t.addPatient(w.orgId, uniqueEmail('stranger'));
-    for (const tok of [admin.token, specialist.token]) assert.equal((await w.t.call('GET', `/v1/exercise-sessions/${s.id}`, { token: tok, org: w.orgId })).statusCode, 200);
+    for (const tok of [admin.token, specialist.token])
+      assert.equal((await w.t.call('GET', `/v1/exercise-sessions/${s.id}`, { token: tok, org: w.orgId })).statusCode, 200);
     assertError(await w.t.call('GET', `/v1/exercise-sessions/${s.id}`, { token: support.token, org: w.orgId }), 403, 'forbidden');
     assertError(await w.t.call('GET', `/v1/exercise-sessions/${s.id}`, { token: stranger.token, org: w.orgId }), 404, 'not_found');
 
@@ -111,7 +121,11 @@ describe('telemetry service', () => {
     }
     assert.equal(await stored(s.id), 1);
     // Ending is processing too: refused while the consent is withdrawn.
-    assertError(await w.a.inject({ method: 'POST', url: `/v1/sessions/${s.id}/end`, headers: { authorization: `Bearer ${s.token}` } }) as any, 403, 'consent_required');
+    assertError(
+      (await w.a.inject({ method: 'POST', url: `/v1/sessions/${s.id}/end`, headers: { authorization: `Bearer ${s.token}` } })) as any,
+      403,
+      'consent_required',
+    );
     // Ten minutes later the sweep closes it without scoring and drops the frames.
     await sweepSilentSessions({ db: w.t.db, assets: w.assets, logger: w.t.rt.logger }, new Date(Date.now() + 11 * 60_000));
     const { rows } = await w.t.db.query<any>('select status, end_reason, result from exercise_sessions where id = $1', [s.id]);
@@ -145,10 +159,23 @@ describe('telemetry service', () => {
       assert.ok(err.fields?.body, `${name}: fields.body says why`);
     }
     assert.equal(await stored(s.id), 0);
-    assertError((await w.a.inject({ method: 'POST', url: '/v1/pose/frames', payload: encodeBatchGzip(good), headers: { 'content-type': 'application/octet-stream' } })) as any, 401, 'unauthorized');
+    assertError(
+      (await w.a.inject({
+        method: 'POST',
+        url: '/v1/pose/frames',
+        payload: encodeBatchGzip(good),
+        headers: { 'content-type': 'application/octet-stream' },
+      })) as any,
+      401,
+      'unauthorized',
+    );
     assertError(<any>await w.pose(w.a, w.patient.token, good), 401, 'unauthorized');
     const other = await w.start();
-    assertError((await w.a.inject({ method: 'POST', url: `/v1/sessions/${other.id}/end`, headers: { authorization: `Bearer ${s.token}` } })) as any, 403, 'forbidden');
+    assertError(
+      (await w.a.inject({ method: 'POST', url: `/v1/sessions/${other.id}/end`, headers: { authorization: `Bearer ${s.token}` } })) as any,
+      403,
+      'forbidden',
+    );
   });
 
   it('media events need analytics consent, are validated strictly and counted once', async () => {
@@ -158,10 +185,25 @@ describe('telemetry service', () => {
       { seq: 0, at, kind: 'session_start', load_time_ms: 850, connection: { effective_type: '4g', downlink_mbps: 12.5, rtt_ms: 60 } },
       { seq: 1, at, kind: 'heartbeat', position_s: 10, buffering: false, bitrate_kbps: 2400, quality: '720p', dropped_frames: 2 },
       { seq: 2, at, kind: 'milestone', percent: 25 },
-      { seq: 3, at, kind: 'session_end', position_s: 60, watched_percent: 97, completion_status: 'completed', total_buffering_ms: 300, dropped_frames: 2, avg_bitrate_kbps: 2400 },
+      {
+        seq: 3,
+        at,
+        kind: 'session_end',
+        position_s: 60,
+        watched_percent: 97,
+        completion_status: 'completed',
+        total_buffering_ms: 300,
+        dropped_frames: 2,
+        avg_bitrate_kbps: 2400,
+      },
     ];
     const send = (body: unknown, token = w.patient.token) =>
-      w.b.inject({ method: 'POST', url: '/v1/media/events', headers: { authorization: `Bearer ${token}`, 'x-organization-id': w.orgId, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+      w.b.inject({
+        method: 'POST',
+        url: '/v1/media/events',
+        headers: { authorization: `Bearer ${token}`, 'x-organization-id': w.orgId, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
     const refused = assertError((await send({ media_session_id: media, events })) as any, 403, 'consent_required');
     assert.equal(refused.missing_purpose, 'analytics');
     const consent = await w.grant('analytics');
@@ -170,16 +212,31 @@ describe('telemetry service', () => {
     assert.deepEqual(ok.json().data, { media_session_id: media, accepted: 4, duplicates: 0 });
     const retried = await send({ media_session_id: media, events });
     assert.deepEqual(retried.json().data, { media_session_id: media, accepted: 0, duplicates: 4 });
-    const { rows } = await w.t.db.query<any>('select heartbeats, load_time_ms, completion_status, milestones, dropped_frames::int as dropped from media_session_metrics where media_session_id = $1', [media]);
+    const { rows } = await w.t.db.query<any>(
+      'select heartbeats, load_time_ms, completion_status, milestones, dropped_frames::int as dropped from media_session_metrics where media_session_id = $1',
+      [media],
+    );
     assert.deepEqual(rows[0], { heartbeats: 1, load_time_ms: 850, completion_status: 'completed', milestones: [25], dropped: 2 });
-    assertError((await send({ media_session_id: media, events: [{ seq: 9, at, kind: 'milestone', percent: 30 }] })) as any, 400, 'validation_error');
+    assertError(
+      (await send({ media_session_id: media, events: [{ seq: 9, at, kind: 'milestone', percent: 30 }] })) as any,
+      400,
+      'validation_error',
+    );
     assertError((await send({ media_session_id: media, events: [{ seq: 9, at, kind: 'teleport' }] })) as any, 400, 'validation_error');
     // Another person's media session id is not theirs to write.
     const other = await w.t.addPatient(w.orgId, uniqueEmail('media'));
     await w.grant('analytics', other.token);
-    assertError((await send({ media_session_id: media, events: [{ seq: 10, at, kind: 'milestone', percent: 50 }] }, other.token)) as any, 404, 'not_found');
+    assertError(
+      (await send({ media_session_id: media, events: [{ seq: 10, at, kind: 'milestone', percent: 50 }] }, other.token)) as any,
+      404,
+      'not_found',
+    );
     await w.withdraw(consent);
-    assertError((await send({ media_session_id: media, events: [{ seq: 11, at, kind: 'milestone', percent: 50 }] })) as any, 403, 'consent_required');
+    assertError(
+      (await send({ media_session_id: media, events: [{ seq: 11, at, kind: 'milestone', percent: 50 }] })) as any,
+      403,
+      'consent_required',
+    );
   });
 
   it('the silence sweep finalizes a session silent for 10 minutes as incomplete, scored', async () => {
@@ -190,7 +247,10 @@ describe('telemetry service', () => {
     const deps = { db: w.t.db, assets: w.assets, logger: w.t.rt.logger };
     assert.equal(await sweepSilentSessions(deps, new Date(Date.now() + 5 * 60_000)), 0, 'not silent long enough');
     assert.ok((await sweepSilentSessions(deps, new Date(Date.now() + 11 * 60_000))) >= 1);
-    const { rows } = await w.t.db.query<any>(`select status, end_reason, result -> 'rep_count' as reps from exercise_sessions where id = $1`, [s.id]);
+    const { rows } = await w.t.db.query<any>(
+      `select status, end_reason, result -> 'rep_count' as reps from exercise_sessions where id = $1`,
+      [s.id],
+    );
     assert.deepEqual(rows[0], { status: 'incomplete', end_reason: 'silence', reps: 3 });
   });
 });

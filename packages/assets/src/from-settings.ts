@@ -38,16 +38,22 @@ export function assetStoreSettings(values: Record<string, unknown>, opts: { prod
   };
   const kind = str('ASSET_STORE') ?? 'local';
   if (kind !== 'local' && kind !== 's3') throw new AssetSettingsError(`ASSET_STORE must be local or s3 (got "${kind}")`);
-  const s3Keys = (Object.keys(AssetStoreEnv) as (keyof typeof AssetStoreEnv)[]).filter((k) => k !== 'ASSET_STORE' && values[k] !== undefined && values[k] !== '');
+  const s3Keys = (Object.keys(AssetStoreEnv) as (keyof typeof AssetStoreEnv)[]).filter(
+    (k) => k !== 'ASSET_STORE' && values[k] !== undefined && values[k] !== '',
+  );
   if (kind === 'local') {
     if (s3Keys.length) throw new AssetSettingsError(`${s3Keys.join(', ')} set but ASSET_STORE is local: set ASSET_STORE=s3, or unset them`);
     return { kind: 'local' };
   }
 
   const bucket = str('ASSET_S3_BUCKET');
-  if (!bucket || !BUCKET.test(bucket)) throw new AssetSettingsError('ASSET_STORE=s3 needs ASSET_S3_BUCKET, a bucket name (3-63 of a-z 0-9 . -)');
+  if (!bucket || !BUCKET.test(bucket))
+    throw new AssetSettingsError('ASSET_STORE=s3 needs ASSET_S3_BUCKET, a bucket name (3-63 of a-z 0-9 . -)');
   const region = str('ASSET_S3_REGION');
-  if (!region || !/^[a-z0-9-]{2,40}$/.test(region)) throw new AssetSettingsError('ASSET_STORE=s3 needs ASSET_S3_REGION (e.g. eu-central-1; "auto" or "us-east-1" for most S3-compatible stores)');
+  if (!region || !/^[a-z0-9-]{2,40}$/.test(region))
+    throw new AssetSettingsError(
+      'ASSET_STORE=s3 needs ASSET_S3_REGION (e.g. eu-central-1; "auto" or "us-east-1" for most S3-compatible stores)',
+    );
 
   const endpoint = str('ASSET_S3_ENDPOINT_URL');
   if (endpoint) {
@@ -58,14 +64,19 @@ export function assetStoreSettings(values: Record<string, unknown>, opts: { prod
       throw new AssetSettingsError('ASSET_S3_ENDPOINT_URL is not a URL');
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AssetSettingsError('ASSET_S3_ENDPOINT_URL must be http(s)');
-    if (url.username || url.password) throw new AssetSettingsError('ASSET_S3_ENDPOINT_URL must not carry credentials: use ASSET_S3_ACCESS_KEY_ID / ASSET_S3_SECRET_ACCESS_KEY');
+    if (url.username || url.password)
+      throw new AssetSettingsError(
+        'ASSET_S3_ENDPOINT_URL must not carry credentials: use ASSET_S3_ACCESS_KEY_ID / ASSET_S3_SECRET_ACCESS_KEY',
+      );
     // Patient files travel to this address: in production only over TLS.
-    if (opts.production && url.protocol !== 'https:') throw new AssetSettingsError('ASSET_S3_ENDPOINT_URL must use https when NODE_ENV=production');
+    if (opts.production && url.protocol !== 'https:')
+      throw new AssetSettingsError('ASSET_S3_ENDPOINT_URL must use https when NODE_ENV=production');
   }
 
   const rawPathStyle = values.ASSET_S3_FORCE_PATH_STYLE;
   let forcePathStyle: boolean;
-  if (rawPathStyle === undefined || rawPathStyle === '') forcePathStyle = endpoint !== null; // self-hosted stores rarely have per-bucket DNS
+  if (rawPathStyle === undefined || rawPathStyle === '')
+    forcePathStyle = endpoint !== null; // self-hosted stores rarely have per-bucket DNS
   else if (rawPathStyle === true || rawPathStyle === 'true') forcePathStyle = true;
   else if (rawPathStyle === false || rawPathStyle === 'false') forcePathStyle = false;
   else throw new AssetSettingsError('ASSET_S3_FORCE_PATH_STYLE must be true or false');
@@ -73,13 +84,20 @@ export function assetStoreSettings(values: Record<string, unknown>, opts: { prod
   const keyId = str('ASSET_S3_ACCESS_KEY_ID');
   const secret = str('ASSET_S3_SECRET_ACCESS_KEY');
   if (Boolean(keyId) !== Boolean(secret)) {
-    throw new AssetSettingsError('set both ASSET_S3_ACCESS_KEY_ID and ASSET_S3_SECRET_ACCESS_KEY, or neither (the AWS default chain: instance or task role)');
+    throw new AssetSettingsError(
+      'set both ASSET_S3_ACCESS_KEY_ID and ASSET_S3_SECRET_ACCESS_KEY, or neither (the AWS default chain: instance or task role)',
+    );
   }
 
   let keyPrefix = str('ASSET_S3_PREFIX') ?? '';
   if (keyPrefix) {
     keyPrefix = keyPrefix.replace(/\/*$/, '/');
-    if (!keyPrefix.slice(0, -1).split('/').every((p) => /^[A-Za-z0-9._-]{1,200}$/.test(p) && p !== '.' && p !== '..')) {
+    if (
+      !keyPrefix
+        .slice(0, -1)
+        .split('/')
+        .every((p) => /^[A-Za-z0-9._-]{1,200}$/.test(p) && p !== '.' && p !== '..')
+    ) {
       throw new AssetSettingsError('ASSET_S3_PREFIX must be segments of A-Z a-z 0-9 . _ - joined by / (e.g. staging/)');
     }
   }
@@ -107,6 +125,12 @@ export function createAssetStore(settings: AssetStoreSettings, localDir: string)
 /** A description for start-up logs: where files go, never a credential. */
 export function describeAssetStore(settings: AssetStoreSettings, localDir: string): Record<string, unknown> {
   return settings.kind === 's3'
-    ? { kind: 's3', bucket: settings.bucket, region: settings.region, endpoint: settings.endpointUrl ?? 'aws', prefix: settings.keyPrefix || null }
+    ? {
+        kind: 's3',
+        bucket: settings.bucket,
+        region: settings.region,
+        endpoint: settings.endpointUrl ?? 'aws',
+        prefix: settings.keyPrefix || null,
+      }
     : { kind: 'local', dir: localDir };
 }

@@ -50,7 +50,10 @@ export function createLocalAssetStore(root: string): AssetStore {
       } catch {
         return null;
       }
-      const meta = await readFile(metaOf(key), 'utf8').then((s) => JSON.parse(s) as { contentType: string | null }, () => null);
+      const meta = await readFile(metaOf(key), 'utf8').then(
+        (s) => JSON.parse(s) as { contentType: string | null },
+        () => null,
+      );
       return { size, contentType: meta?.contentType ?? null } satisfies AssetInfo;
     },
     async list(prefix) {

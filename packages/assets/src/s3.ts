@@ -72,7 +72,9 @@ export function createS3AssetStore(opts: S3AssetStoreOptions): AssetStore & { re
         uploadId = created.UploadId!;
       }
       const PartNumber = parts.length + 1;
-      const res = await client.send(new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body: chunk, ContentLength: chunk.length }));
+      const res = await client.send(
+        new UploadPartCommand({ Bucket, Key, UploadId: uploadId, PartNumber, Body: chunk, ContentLength: chunk.length }),
+      );
       parts.push({ ETag: res.ETag!, PartNumber });
     };
     try {
@@ -110,7 +112,9 @@ export function createS3AssetStore(opts: S3AssetStoreOptions): AssetStore & { re
       assertKey(key);
       let size: number;
       if (Buffer.isBuffer(body)) {
-        await client.send(new PutObjectCommand({ Bucket, Key: full(key), Body: body, ContentLength: body.length, ContentType: o.contentType }));
+        await client.send(
+          new PutObjectCommand({ Bucket, Key: full(key), Body: body, ContentLength: body.length, ContentType: o.contentType }),
+        );
         size = body.length;
       } else {
         size = await putStream(full(key), body, o.contentType);

@@ -55,7 +55,14 @@ describe('S3 asset store through the AWS SDK against a local S3 wire-format serv
   let s3: Awaited<ReturnType<typeof startFakeS3>>;
   const stores: AssetStore[] = [];
   const open = (o: Partial<Parameters<typeof createS3AssetStore>[0]> = {}) => {
-    const store = createS3AssetStore({ bucket: BUCKET, region: 'eu-central-1', endpointUrl: s3.url, forcePathStyle: true, credentials: { accessKeyId: AKID, secretAccessKey: SECRET }, ...o });
+    const store = createS3AssetStore({
+      bucket: BUCKET,
+      region: 'eu-central-1',
+      endpointUrl: s3.url,
+      forcePathStyle: true,
+      credentials: { accessKeyId: AKID, secretAccessKey: SECRET },
+      ...o,
+    });
     stores.push(store);
     return store;
   };
@@ -166,7 +173,14 @@ describe('S3 asset store through the AWS SDK against a local S3 wire-format serv
 
   it('createAssetStore builds the bucket from ASSET_* settings, and the folder without them', async () => {
     const settings = assetStoreSettings(
-      { ASSET_STORE: 's3', ASSET_S3_BUCKET: 'other-bucket', ASSET_S3_REGION: 'eu-central-1', ASSET_S3_ENDPOINT_URL: s3.url, ASSET_S3_ACCESS_KEY_ID: AKID, ASSET_S3_SECRET_ACCESS_KEY: SECRET },
+      {
+        ASSET_STORE: 's3',
+        ASSET_S3_BUCKET: 'other-bucket',
+        ASSET_S3_REGION: 'eu-central-1',
+        ASSET_S3_ENDPOINT_URL: s3.url,
+        ASSET_S3_ACCESS_KEY_ID: AKID,
+        ASSET_S3_SECRET_ACCESS_KEY: SECRET,
+      },
       { production: false },
     );
     assert.equal(settings.kind, 's3');
@@ -193,20 +207,47 @@ describe('S3 asset store through the AWS SDK against a local S3 wire-format serv
 describe('ASSET_* settings', () => {
   const s3 = { ASSET_STORE: 's3', ASSET_S3_BUCKET: 'clinic-assets', ASSET_S3_REGION: 'eu-central-1' };
   const refuses = (values: Record<string, unknown>, pattern: RegExp, production = false) =>
-    assert.throws(() => assetStoreSettings(values, { production }), (err: Error) => err instanceof AssetSettingsError && pattern.test(err.message));
+    assert.throws(
+      () => assetStoreSettings(values, { production }),
+      (err: Error) => err instanceof AssetSettingsError && pattern.test(err.message),
+    );
 
   it('defaults to the folder; s3 with only bucket and region uses AWS and its default credential chain', () => {
     assert.deepEqual(assetStoreSettings({}, { production: false }), { kind: 'local' });
     assert.deepEqual(assetStoreSettings(s3, { production: true }), {
-      kind: 's3', bucket: 'clinic-assets', region: 'eu-central-1', endpointUrl: null, forcePathStyle: false, credentials: null, keyPrefix: '',
+      kind: 's3',
+      bucket: 'clinic-assets',
+      region: 'eu-central-1',
+      endpointUrl: null,
+      forcePathStyle: false,
+      credentials: null,
+      keyPrefix: '',
     });
-    const full = assetStoreSettings({ ...s3, ASSET_S3_ENDPOINT_URL: 'https://minio.internal:9000', ASSET_S3_FORCE_PATH_STYLE: 'false', ASSET_S3_ACCESS_KEY_ID: AKID, ASSET_S3_SECRET_ACCESS_KEY: SECRET, ASSET_S3_PREFIX: 'staging' }, { production: true });
+    const full = assetStoreSettings(
+      {
+        ...s3,
+        ASSET_S3_ENDPOINT_URL: 'https://minio.internal:9000',
+        ASSET_S3_FORCE_PATH_STYLE: 'false',
+        ASSET_S3_ACCESS_KEY_ID: AKID,
+        ASSET_S3_SECRET_ACCESS_KEY: SECRET,
+        ASSET_S3_PREFIX: 'staging',
+      },
+      { production: true },
+    );
     assert.deepEqual(full, {
-      kind: 's3', bucket: 'clinic-assets', region: 'eu-central-1', endpointUrl: 'https://minio.internal:9000', forcePathStyle: false,
-      credentials: { accessKeyId: AKID, secretAccessKey: SECRET }, keyPrefix: 'staging/',
+      kind: 's3',
+      bucket: 'clinic-assets',
+      region: 'eu-central-1',
+      endpointUrl: 'https://minio.internal:9000',
+      forcePathStyle: false,
+      credentials: { accessKeyId: AKID, secretAccessKey: SECRET },
+      keyPrefix: 'staging/',
     });
     // Booleans as TypeBox converts them work as well as raw strings (the telemetry config).
-    assert.equal((assetStoreSettings({ ...s3, ASSET_S3_FORCE_PATH_STYLE: true }, { production: false }) as { forcePathStyle: boolean }).forcePathStyle, true);
+    assert.equal(
+      (assetStoreSettings({ ...s3, ASSET_S3_FORCE_PATH_STYLE: true }, { production: false }) as { forcePathStyle: boolean }).forcePathStyle,
+      true,
+    );
   });
 
   it('refuses half a configuration instead of writing files somewhere else', () => {

@@ -67,7 +67,8 @@ export function operationsOf(doc: OpenAPI3): OperationEntry[] {
       const op = (item as Record<string, { operationId?: string } | undefined>)[method];
       if (!op) continue;
       const id = op.operationId;
-      if (!id || !/^[a-z][A-Za-z0-9]*$/.test(id)) throw new Error(`${method.toUpperCase()} ${path} has no usable operationId (got ${JSON.stringify(id)})`);
+      if (!id || !/^[a-z][A-Za-z0-9]*$/.test(id))
+        throw new Error(`${method.toUpperCase()} ${path} has no usable operationId (got ${JSON.stringify(id)})`);
       if (seen.has(id)) throw new Error(`operationId ${id} is used twice`);
       seen.add(id);
       out.push({ id, method: method.toUpperCase() as OperationEntry['method'], path });

@@ -197,7 +197,7 @@ export function createClient(options: ClientOptions): Client<boolean> {
       ...(req.signal ? { signal: req.signal } : {}),
     });
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     let parseFailed = false;
     if (text !== '') {
       try {
@@ -208,14 +208,15 @@ export function createClient(options: ClientOptions): Client<boolean> {
     }
     if (res.ok && !parseFailed) return { status: res.status, data: parsed, error: null, headers: res.headers };
 
-    const envelope: ErrorEnvelope = !res.ok && isEnvelope(parsed)
-      ? parsed
-      : {
-          error: {
-            code: 'unexpected_response',
-            message: `${op.method} ${op.path} answered ${res.status} with ${res.ok ? 'a body that is not JSON' : 'no error envelope'}: ${text.slice(0, 200)}`,
-          },
-        };
+    const envelope: ErrorEnvelope =
+      !res.ok && isEnvelope(parsed)
+        ? parsed
+        : {
+            error: {
+              code: 'unexpected_response',
+              message: `${op.method} ${op.path} answered ${res.status} with ${res.ok ? 'a body that is not JSON' : 'no error envelope'}: ${text.slice(0, 200)}`,
+            },
+          };
     const error = new ApiError(id, res.status, envelope, res.headers);
     if (throwOnError) throw error;
     return { status: res.status, data: null, error, headers: res.headers };

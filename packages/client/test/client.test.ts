@@ -43,7 +43,10 @@ describe('@clinic/client against a listening server', () => {
     const created = await su.createOrganization({ body: { name: 'Client Clinic', slug, language_code: 'ro' } });
     assert.equal(created.status, 201);
     const org = created.data.data;
-    assert.deepEqual({ slug: org.slug, name: org.name, language_code: org.language_code }, { slug, name: 'Client Clinic', language_code: 'ro' });
+    assert.deepEqual(
+      { slug: org.slug, name: org.name, language_code: org.language_code },
+      { slug, name: 'Client Clinic', language_code: 'ro' },
+    );
 
     const got = await su.getOrganization({ params: { id: org.id } });
     assert.equal(got.status, 200);
@@ -108,7 +111,10 @@ describe('@clinic/client against a listening server', () => {
       return true;
     });
     await assert.rejects(clientFor().getMe(), { status: 401, code: 'unauthorized' });
-    await assert.rejects(clientFor().resolveOrganization({ query: { slug: uniqueSlug('missing') } }), { status: 404, code: 'organization_not_found' });
+    await assert.rejects(clientFor().resolveOrganization({ query: { slug: uniqueSlug('missing') } }), {
+      status: 404,
+      code: 'organization_not_found',
+    });
   });
 
   it('with throwOnError: false, errors resolve as { data: null, error }', async () => {
@@ -142,12 +148,21 @@ describe('@clinic/client against a listening server', () => {
     const su = await t.superadmin();
     const client = createClient({ baseUrl: `${baseUrl}/`, token: async () => (calls++, su), organizationId: null, fetch: recording });
     const slug = uniqueSlug();
-    await client.createOrganization({ body: { name: 'Recorded', slug }, idempotencyKey: 'create-recorded-1', headers: { 'x-request-id': 'client-test-0001' } });
+    await client.createOrganization({
+      body: { name: 'Recorded', slug },
+      idempotencyKey: 'create-recorded-1',
+      headers: { 'x-request-id': 'client-test-0001' },
+    });
     const org = (await client.resolveOrganization({ query: { slug, domain: undefined } })).data.data;
     await client.getOrganization({ params: { id: org.id }, organizationId: org.id });
 
     assert.equal(calls, 3);
-    const [post, resolve, get] = seen.map((s) => ({ url: s.url, method: s.init.method, headers: s.init.headers as Record<string, string>, body: s.init.body }));
+    const [post, resolve, get] = seen.map((s) => ({
+      url: s.url,
+      method: s.init.method,
+      headers: s.init.headers as Record<string, string>,
+      body: s.init.body,
+    }));
     assert.equal(post!.url, `${baseUrl}/v1/organizations`);
     assert.equal(post!.method, 'POST');
     assert.equal(post!.headers['content-type'], 'application/json');
@@ -245,6 +260,10 @@ describe('@clinic/client generated files', () => {
   it('operations.ts lists every operation of openapi.json with its method and path', async () => {
     const doc = JSON.parse(await readFile(`${SRC_DIR}openapi.json`, 'utf8'));
     const fromDoc = Object.fromEntries(operationsOf(doc).map((o) => [o.id, { method: o.method, path: o.path }]));
-    assert.deepEqual({ ...operations }, fromDoc, `packages/client/src/operations.ts does not match openapi.json. Run \`${GENERATE_COMMAND}\`.`);
+    assert.deepEqual(
+      { ...operations },
+      fromDoc,
+      `packages/client/src/operations.ts does not match openapi.json. Run \`${GENERATE_COMMAND}\`.`,
+    );
   });
 });

@@ -20,9 +20,7 @@ export async function migrate(db: Database, dir: string, log?: MigrationLog): Pr
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     if (db.kind === 'postgres') await tx.query('select pg_advisory_xact_lock(7275001)');
-    const done = new Set(
-      (await tx.query<{ name: string }>('select name from app_meta.schema_migrations')).rows.map((r) => r.name),
-    );
+    const done = new Set((await tx.query<{ name: string }>('select name from app_meta.schema_migrations')).rows.map((r) => r.name));
     for (const file of files) {
       if (done.has(file)) continue;
       const sql = await readFile(join(dir, file), 'utf8');

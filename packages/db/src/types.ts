@@ -58,6 +58,11 @@ export interface Database extends Queryable {
    * without pipeline mode, which cursors need. PGlite has one connection, which a slow reader would
    * hold: page with keyset pagination there instead.
    */
-  stream?<R = Record<string, unknown>>(scope: RequestScope, text: string, params?: readonly unknown[], opts?: { batchSize?: number }): AsyncIterable<R>;
+  stream?<R = Record<string, unknown>>(
+    scope: RequestScope,
+    text: string,
+    params?: readonly unknown[],
+    opts?: { batchSize?: number },
+  ): AsyncIterable<R>;
   close(): Promise<void>;
 }

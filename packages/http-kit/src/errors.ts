@@ -34,8 +34,7 @@ export const errors = {
   queryValidation: (fields: Record<string, string>, message = 'The query is invalid; see fields.') =>
     new AppError(422, 'validation_failed', message, { fields }),
   invalidBody: (message = 'The request body is not valid JSON.') => new AppError(400, 'invalid_body', message),
-  organizationNotFound: (message = 'The organization does not exist.') =>
-    new AppError(404, 'organization_not_found', message),
+  organizationNotFound: (message = 'The organization does not exist.') => new AppError(404, 'organization_not_found', message),
   notFound: (message = 'No matching record.') => new AppError(404, 'not_found', message),
   conflict: (code: string, message: string) => new AppError(409, code, message),
   rateLimited: (retryAfterSeconds: number) =>

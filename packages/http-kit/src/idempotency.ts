@@ -135,8 +135,20 @@ interface Reservation {
  * the request id, rate-limit and CORS headers. On a replay they come from the replaying request.
  */
 const NOT_STORED = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'date', 'content-length', 'x-request-id', 'retry-after', IDEMPOTENCY_REPLAYED_HEADER,
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'date',
+  'content-length',
+  'x-request-id',
+  'retry-after',
+  IDEMPOTENCY_REPLAYED_HEADER,
 ]);
 const NOT_STORED_PREFIXES = ['x-ratelimit-', 'ratelimit', 'access-control-'];
 
@@ -190,8 +202,7 @@ export function installIdempotency(app: FastifyInstance, opts: IdempotencyOption
   const bodyHashes = new WeakMap<FastifyRequest, Hash>();
   const reservations = new WeakMap<FastifyRequest, Reservation>();
 
-  const startHash = (request: FastifyRequest): Hash =>
-    createHash('sha256').update(`${request.method}\n${request.url}\n`);
+  const startHash = (request: FastifyRequest): Hash => createHash('sha256').update(`${request.method}\n${request.url}\n`);
 
   async function release(request: FastifyRequest, r: Reservation): Promise<void> {
     r.finished = true;
@@ -261,12 +272,17 @@ export function installIdempotency(app: FastifyInstance, opts: IdempotencyOption
     // A different request under the same key is refused whether or not the first has finished:
     // retrying it cannot help, so 422 tells the client more than 409 would.
     if (entry.f !== fingerprint) {
-      throw new AppError(422, 'idempotency_key_reused',
-        'This Idempotency-Key was already used for a different request (method, path or body). Use a new key for a new request.');
+      throw new AppError(
+        422,
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used for a different request (method, path or body). Use a new key for a new request.',
+      );
     }
     if (entry.s === 'p') {
-      throw errors.conflict('idempotency_key_in_use',
-        'A request with this Idempotency-Key is still being processed. Retry after it has finished.');
+      throw errors.conflict(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still being processed. Retry after it has finished.',
+      );
     }
     // Headers already on this reply (request id, rate-limit, CORS from earlier hooks) win over stored ones.
     for (const [name, value] of Object.entries(entry.h)) {
@@ -291,7 +307,13 @@ export function installIdempotency(app: FastifyInstance, opts: IdempotencyOption
       return payload;
     }
     r.finished = true;
-    const entry: Entry = { s: 'd', f: r.fingerprint, c: status, h: storedHeaders(reply), b: body === null ? null : body.toString('base64') };
+    const entry: Entry = {
+      s: 'd',
+      f: r.fingerprint,
+      c: status,
+      h: storedHeaders(reply),
+      b: body === null ? null : body.toString('base64'),
+    };
     try {
       // Stored before the response leaves, so an immediate retry finds the result rather than the lock.
       await store.complete(r.storeKey, r.marker, JSON.stringify(entry), ttlMs);

@@ -78,9 +78,14 @@ export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
         if (err instanceof joseErrors.JOSEError) throw errors.unauthorized(`The bearer token is not valid (${err.code}).`);
         if (err instanceof KeySetUnavailable) {
           // The cause (which host failed, how) goes to the log with the 5xx, never to the client.
-          const unavailable = new AppError(503, 'identity_provider_unavailable', 'Could not load the signing keys of the identity provider; retry in a moment.', {
-            headers: { 'retry-after': '5' },
-          });
+          const unavailable = new AppError(
+            503,
+            'identity_provider_unavailable',
+            'Could not load the signing keys of the identity provider; retry in a moment.',
+            {
+              headers: { 'retry-after': '5' },
+            },
+          );
           throw Object.assign(unavailable, { cause: err.cause });
         }
         throw err;

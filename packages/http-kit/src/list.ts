@@ -114,12 +114,7 @@ function sortClauses(text: string, allowed: Readonly<Record<string, string>>): S
  * UUIDv7 ids keeps `created_at desc, id desc` consistent and lets a (created_at, id) index serve it.
  * `allowed` maps public field names to trusted SQL expressions; user text never reaches `sql`.
  */
-export function parseSort(
-  raw: unknown,
-  allowed: Readonly<Record<string, string>>,
-  fallback = '-created_at',
-  tiebreaker = 'id',
-): Sort {
+export function parseSort(raw: unknown, allowed: Readonly<Record<string, string>>, fallback = '-created_at', tiebreaker = 'id'): Sort {
   const v = first(raw);
   if (v !== undefined && v !== null && typeof v !== 'string') {
     throw errors.queryValidation({ sort: 'must be comma-separated field names, e.g. "name,-created_at"' });
@@ -212,7 +207,10 @@ const pad = (n: number | bigint, w: number) => String(n).padStart(w, '0');
 function formatMicros(us: bigint): string {
   let days = us / DAY_US;
   let rest = us % DAY_US;
-  if (rest < 0n) { rest += DAY_US; days -= 1n; } // floor division for instants before 1970
+  if (rest < 0n) {
+    rest += DAY_US;
+    days -= 1n;
+  } // floor division for instants before 1970
   const [y, m, d] = civilFromDays(Number(days));
   const sec = rest / 1_000_000n;
   return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}T${pad(sec / 3600n, 2)}:${pad((sec / 60n) % 60n, 2)}:${pad(sec % 60n, 2)}.${pad(rest % 1_000_000n, 6)}Z`;
@@ -226,7 +224,14 @@ const FORMAT_REASON = 'must be YYYY-MM-DD or an RFC 3339 date-time such as 2026-
  * microsecond column, `col >= ceil(v)` and `col <= floor(v)` are then exactly `col >= v` and `col <= v`.
  */
 function boundMicros(text: string, side: 'after' | 'before'): bigint | string {
-  let y: number, mo: number, d: number, h = 0, mi = 0, s = 0, offsetMin = 0, us = 0n;
+  let y: number,
+    mo: number,
+    d: number,
+    h = 0,
+    mi = 0,
+    s = 0,
+    offsetMin = 0,
+    us = 0n;
   let dateOnly = false;
   const dm = DATE_ONLY.exec(text);
   const tm = dm ? null : DATE_TIME.exec(text);
@@ -239,7 +244,8 @@ function boundMicros(text: string, side: 'after' | 'before'): bigint | string {
     us = BigInt(frac.slice(0, 6).padEnd(6, '0') || '0');
     if (side === 'after' && /[1-9]/.test(frac.slice(6))) us += 1n;
     if (tm[8] !== undefined) {
-      const oh = Number(tm[9]), om = Number(tm[10]);
+      const oh = Number(tm[9]),
+        om = Number(tm[10]);
       if (oh > 23 || om > 59) return 'has an impossible UTC offset';
       offsetMin = (tm[8] === '-' ? -1 : 1) * (oh * 60 + om);
     }
@@ -339,7 +345,11 @@ export interface ListEnvelope<T> {
 }
 
 /** `total` may be a count(*) as the driver returns it (bigint or numeric string). */
-export function listEnvelope<T>(rows: T[], pagination: Pick<Pagination, 'page' | 'limit'>, total: number | bigint | string): ListEnvelope<T> {
+export function listEnvelope<T>(
+  rows: T[],
+  pagination: Pick<Pagination, 'page' | 'limit'>,
+  total: number | bigint | string,
+): ListEnvelope<T> {
   const n = Number(total);
   if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`listEnvelope: total ${String(total)} is not a count`);
   return { data: rows, pagination: { page: pagination.page, limit: pagination.limit, total: n } };
@@ -383,7 +393,9 @@ export class SqlWhere {
     }
     if (/\$\d/.test(fragment)) throw new TypeError('SqlWhere: use ? placeholders, not $n');
     let text = pieces[0] ?? '';
-    values.forEach((v, i) => { text += this.param(v) + (pieces[i + 1] ?? ''); });
+    values.forEach((v, i) => {
+      text += this.param(v) + (pieces[i + 1] ?? '');
+    });
     this.#parts.push(`(${text})`);
     return this;
   }
@@ -415,9 +427,16 @@ export const PaginationSchema = Type.Object({
 });
 
 export const ListQuery = Type.Object({
-  page: Type.Optional(Type.String({ description: 'Integer, default 1, minimum 1; out-of-range or non-integer values become 1.', examples: ['1'] })),
+  page: Type.Optional(
+    Type.String({ description: 'Integer, default 1, minimum 1; out-of-range or non-integer values become 1.', examples: ['1'] }),
+  ),
   limit: Type.Optional(Type.String({ description: 'Integer, default 50, range 1 to 500; larger values clamp to 500.', examples: ['50'] })),
-  sort: Type.Optional(Type.String({ description: 'Comma-separated fields in priority order, `-` prefix for descending; default newest first.', examples: ['name,-created_at'] })),
+  sort: Type.Optional(
+    Type.String({
+      description: 'Comma-separated fields in priority order, `-` prefix for descending; default newest first.',
+      examples: ['name,-created_at'],
+    }),
+  ),
 });
 
 /** ListQuery plus a route's own filter and date-range keys. */
@@ -427,9 +446,11 @@ export function ListQueryWith<P extends TProperties>(extra: P): TObject<typeof L
 
 /** The `sort` parameter with the route's allow-list in its description. */
 export function SortParam(allowed: Readonly<Record<string, string>>): TOptional<TString> {
-  return Type.Optional(Type.String({
-    description: `Comma-separated fields in priority order, \`-\` prefix for descending; default newest first. Allowed: ${Object.keys(allowed).join(', ')}.`,
-  }));
+  return Type.Optional(
+    Type.String({
+      description: `Comma-separated fields in priority order, \`-\` prefix for descending; default newest first. Allowed: ${Object.keys(allowed).join(', ')}.`,
+    }),
+  );
 }
 
 /** `<col>_after` / `<col>_before` query properties, for spreading into ListQueryWith. */

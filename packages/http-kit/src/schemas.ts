@@ -1,6 +1,9 @@
 import { Type, type TSchema } from 'typebox';
 
-export const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+export const Uuid = Type.String({
+  format: 'uuid',
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+});
 
 /** RFC 3339 in UTC on the wire (spec 2.1); a Date in code, serialised with toISOString. */
 export const Timestamp = Type.Unsafe<Date>({ type: 'string', format: 'date-time' });

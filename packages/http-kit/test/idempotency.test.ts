@@ -154,7 +154,7 @@ function assertReplayOf(replay: LightMyRequestResponse, first: LightMyRequestRes
   assert.ok(replay.rawPayload.equals(first.rawPayload), 'body replayed byte for byte');
   assert.equal(replay.headers['content-type'], first.headers['content-type']);
   assert.equal(replay.headers['x-custom'], first.headers['x-custom']);
-  assert.equal(replay.headers['location'], first.headers['location']);
+  assert.equal(replay.headers.location, first.headers.location);
   assert.equal(replay.headers['idempotency-replayed'], 'true');
   assert.equal(first.headers['idempotency-replayed'], undefined);
 }

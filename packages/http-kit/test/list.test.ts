@@ -6,8 +6,22 @@ import { AppError } from '../src/errors.ts';
 import { installErrorHandling } from '../src/error-handler.ts';
 import { installValidators } from '../src/validators.ts';
 import {
-  LIST_LIMITS, parsePagination, parseSort, parseFilters, parseDateRange, parsePicker, containsPattern,
-  listEnvelope, pickerEnvelope, SqlWhere, ListQuery, ListQueryWith, SortParam, DateRangeQuery, PickerQuery, ListOf,
+  LIST_LIMITS,
+  parsePagination,
+  parseSort,
+  parseFilters,
+  parseDateRange,
+  parsePicker,
+  containsPattern,
+  listEnvelope,
+  pickerEnvelope,
+  SqlWhere,
+  ListQuery,
+  ListQueryWith,
+  SortParam,
+  DateRangeQuery,
+  PickerQuery,
+  ListOf,
   PickerOf,
 } from '../src/list.ts';
 import { Type } from 'typebox';
@@ -112,7 +126,7 @@ describe('parseSort', () => {
     fc.assert(
       fc.property(arb, ([map, fields, prefixes]) => {
         const raw = fields.map((f, i) => `${prefixes[i]}${f}`).join(',');
-        const s = parseSort(raw, map, '-' + (Object.keys(map)[0] as string));
+        const s = parseSort(raw, map, `-${Object.keys(map)[0] as string}`);
         const expected = fields.map((f, i) => ({ field: f, column: map[f] as string, dir: prefixes[i] === '-' ? 'desc' : 'asc' }));
         const last = expected[expected.length - 1];
         assert.deepEqual(s.clauses, [...expected, { field: 'id', column: 'id', dir: last?.dir }]);
@@ -202,7 +216,10 @@ describe('parseSort', () => {
   });
 
   test('an invalid fallback is a programming error, not a 422', () => {
-    assert.throws(() => parseSort(undefined, { name: 'name' }), (e: unknown) => e instanceof TypeError);
+    assert.throws(
+      () => parseSort(undefined, { name: 'name' }),
+      (e: unknown) => e instanceof TypeError,
+    );
   });
 });
 
@@ -236,7 +253,10 @@ describe('parseDateRange', () => {
       fc.property(arb, ([date, offsetMin, sep, plus]) => {
         const local = new Date(date.getTime() + offsetMin * 60_000).toISOString().slice(0, 23);
         const abs = Math.abs(offsetMin);
-        const offset = offsetMin === 0 ? 'Z' : `${offsetMin < 0 ? '-' : plus}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+        const offset =
+          offsetMin === 0
+            ? 'Z'
+            : `${offsetMin < 0 ? '-' : plus}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
         const text = local.replace('T', sep) + offset;
         const r = parseDateRange({ at_after: text }, 'at');
         assert.equal(r.after, date.toISOString().replace('Z', '000Z'));
@@ -247,9 +267,24 @@ describe('parseDateRange', () => {
   test('property: garbage gives 422 naming exactly the right key', () => {
     const garbage = fc.oneof(
       fc.string({ minLength: 1 }).filter((s) => !/^\d{4}-\d{2}-\d{2}/.test(s)),
-      fc.constantFrom('2026-02-30', '2023-02-29', '2026-13-01', '2026-00-10', '0000-01-01', '2026-1-01', '2026-01-01T10:00Z',
-        '2026-01-01T10:00:00', '2026-01-01T24:00:00Z', '2026-01-01T10:60:00Z', '2026-01-01T10:00:00+24:00', '2026-01-01 10:00:00Z',
-        '20260101', '2026-01-01Z', ' 2026-01-01', '2026-01-01T10:00:00.Z'),
+      fc.constantFrom(
+        '2026-02-30',
+        '2023-02-29',
+        '2026-13-01',
+        '2026-00-10',
+        '0000-01-01',
+        '2026-1-01',
+        '2026-01-01T10:00Z',
+        '2026-01-01T10:00:00',
+        '2026-01-01T24:00:00Z',
+        '2026-01-01T10:60:00Z',
+        '2026-01-01T10:00:00+24:00',
+        '2026-01-01 10:00:00Z',
+        '20260101',
+        '2026-01-01Z',
+        ' 2026-01-01',
+        '2026-01-01T10:00:00.Z',
+      ),
       fc.integer(),
     );
     fc.assert(
@@ -356,7 +391,16 @@ describe('parsePicker', () => {
 
   test('property: limit in 1..50, ids valid unique UUIDs within limit, q trimmed, mode consistent', () => {
     const idsArb = fc.oneof(
-      fc.array(fc.oneof(fc.uuid(), fc.uuid().map((u) => ` ${u.toUpperCase()} `), fc.string()), { maxLength: 80 }).map((p) => p.join(',')),
+      fc
+        .array(
+          fc.oneof(
+            fc.uuid(),
+            fc.uuid().map((u) => ` ${u.toUpperCase()} `),
+            fc.string(),
+          ),
+          { maxLength: 80 },
+        )
+        .map((p) => p.join(',')),
       fc.array(fc.uuid(), { maxLength: 3 }),
       anyQueryValue,
     );
@@ -474,23 +518,31 @@ describe('schemas through the route validator', () => {
     installValidators(app);
     installErrorHandling(app);
     const allowed = { name: 'name', created_at: 'created_at' };
-    app.get('/list', {
-      schema: {
-        querystring: ListQueryWith({ sort: SortParam(allowed), ...DateRangeQuery('created_at'), status: Type.Optional(Type.String()) }),
-        response: { 200: ListOf(Type.Object({ id: Type.String() })) },
+    app.get(
+      '/list',
+      {
+        schema: {
+          querystring: ListQueryWith({ sort: SortParam(allowed), ...DateRangeQuery('created_at'), status: Type.Optional(Type.String()) }),
+          response: { 200: ListOf(Type.Object({ id: Type.String() })) },
+        },
       },
-    }, async (req) => {
-      const q = req.query as Record<string, unknown>;
-      const p = parsePagination(q);
-      const s = parseSort(q.sort, allowed);
-      const r = parseDateRange(q, 'created_at');
-      const f = parseFilters(q, ['status']);
-      return { ...listEnvelope([{ id: `${s.sql}|${r.after ?? ''}|${f.status ?? ''}` }], p, 1), extra: 'dropped by the serialiser' };
-    });
-    app.get('/pick', { schema: { querystring: PickerQuery, response: { 200: PickerOf(Type.Object({ id: Type.String() })) } } }, async (req) => {
-      const p = parsePicker(req.query as Record<string, unknown>);
-      return pickerEnvelope(p.ids.map((id) => ({ id })));
-    });
+      async (req) => {
+        const q = req.query as Record<string, unknown>;
+        const p = parsePagination(q);
+        const s = parseSort(q.sort, allowed);
+        const r = parseDateRange(q, 'created_at');
+        const f = parseFilters(q, ['status']);
+        return { ...listEnvelope([{ id: `${s.sql}|${r.after ?? ''}|${f.status ?? ''}` }], p, 1), extra: 'dropped by the serialiser' };
+      },
+    );
+    app.get(
+      '/pick',
+      { schema: { querystring: PickerQuery, response: { 200: PickerOf(Type.Object({ id: Type.String() })) } } },
+      async (req) => {
+        const p = parsePicker(req.query as Record<string, unknown>);
+        return pickerEnvelope(p.ids.map((id) => ({ id })));
+      },
+    );
     return app;
   }
 

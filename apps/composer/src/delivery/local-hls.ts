@@ -21,7 +21,11 @@ export function createLocalHlsProvider(opts: { root: string; publicUrl: string; 
   const jobs = new Map<string, Promise<void>>();
   const dirOf = (id: string) => join(opts.root, id);
   const url = (id: string) => `${opts.publicUrl}/v1/hls/${id}/index.m3u8`;
-  const exists = (p: string) => stat(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    stat(p).then(
+      () => true,
+      () => false,
+    );
 
   function segment(id: string): void {
     if (jobs.has(id)) return;
@@ -30,9 +34,31 @@ export function createLocalHlsProvider(opts: { root: string; publicUrl: string; 
     const job = (async () => {
       try {
         await mkdir(tmp, { recursive: true });
-        await run(opts.tools.ffmpeg, ['-hide_banner', '-loglevel', 'error', '-y', '-i', join(dir, 'source.mp4'), '-map', '0', '-c', 'copy',
-          '-f', 'hls', '-hls_time', '6', '-hls_playlist_type', 'vod', '-hls_segment_filename', join(tmp, 'seg-%05d.ts'), join(tmp, 'index.m3u8')],
-        { timeoutMs: 10 * 60_000 });
+        await run(
+          opts.tools.ffmpeg,
+          [
+            '-hide_banner',
+            '-loglevel',
+            'error',
+            '-y',
+            '-i',
+            join(dir, 'source.mp4'),
+            '-map',
+            '0',
+            '-c',
+            'copy',
+            '-f',
+            'hls',
+            '-hls_time',
+            '6',
+            '-hls_playlist_type',
+            'vod',
+            '-hls_segment_filename',
+            join(tmp, 'seg-%05d.ts'),
+            join(tmp, 'index.m3u8'),
+          ],
+          { timeoutMs: 10 * 60_000 },
+        );
         // Another process (the worker's sweep on the embedded default) may have finished first.
         if (!(await exists(join(dir, 'hls')))) await rename(tmp, join(dir, 'hls'));
       } catch (err) {

@@ -19,7 +19,12 @@ interface Envelope {
  * (GET /accounts/{account}/stream/{uid}). The endpoint is configuration (STREAM_API_URL), so tests
  * point it at a local server speaking the same API.
  */
-export function createStreamProvider(opts: { apiUrl: string; accountId: string; apiToken: string; uploadTimeoutMs?: number }): DeliveryProvider {
+export function createStreamProvider(opts: {
+  apiUrl: string;
+  accountId: string;
+  apiToken: string;
+  uploadTimeoutMs?: number;
+}): DeliveryProvider {
   const base = `${opts.apiUrl}/accounts/${encodeURIComponent(opts.accountId)}/stream`;
   const headers = { authorization: `Bearer ${opts.apiToken}` };
 

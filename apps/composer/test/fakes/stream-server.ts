@@ -11,7 +11,10 @@ import type { AddressInfo } from 'node:net';
 export async function startFakeStream(opts: { accountId: string; token: string; readyAfterPolls?: number }) {
   const videos = new Map<string, { bytes: Buffer; name: string; polls: number }>();
   let uploads = 0;
-  const server = createServer((req, res) => void handle(req, res).catch((err: Error) => send(res, 500, { success: false, errors: [{ code: 10000, message: err.message }] })));
+  const server = createServer(
+    (req, res) =>
+      void handle(req, res).catch((err: Error) => send(res, 500, { success: false, errors: [{ code: 10000, message: err.message }] })),
+  );
   const base = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const details = (uid: string) => {
     const v = videos.get(uid)!;
@@ -35,7 +38,11 @@ export async function startFakeStream(opts: { accountId: string; token: string; 
     if (req.method === 'POST' && url.pathname === prefix) {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const form = await new Request(url, { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) }).formData();
+      const form = await new Request(url, {
+        method: 'POST',
+        headers: req.headers as Record<string, string>,
+        body: Buffer.concat(chunks),
+      }).formData();
       const file = form.get('file');
       if (!(file instanceof Blob)) return send(res, 400, { success: false, errors: [{ code: 10005, message: 'file is required' }] });
       const uid = randomUUID().replace(/-/g, '');

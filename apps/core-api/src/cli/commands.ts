@@ -41,7 +41,8 @@ export function parseCommand(args: string[]): Command {
   if (verb === 'migrate' && args.length === 1) return { verb: 'migrate' };
   if (verb === 'audit' && sub === 'verify' && arg && rest.length === 0) {
     if (arg === 'platform') return { verb: 'audit-verify', orgId: null };
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(arg)) throw new UsageError(`"${arg}" is neither an organization id nor "platform"`);
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(arg))
+      throw new UsageError(`"${arg}" is neither an organization id nor "platform"`);
     return { verb: 'audit-verify', orgId: arg.toLowerCase() };
   }
   if (verb === 'providers' && sub === 're-encrypt' && args.length === 2) return { verb: 'providers-reencrypt' };
@@ -58,7 +59,9 @@ export async function runCommand(db: Database, args: string[], deps: CommandDeps
   if (command.verb === 'audit-verify') {
     const r = await verifyChain(db, command.orgId);
     if (!r.broken) return `audit chain ${r.chain}: ${r.checked} entries, intact`;
-    throw new CheckFailedError(`audit chain ${r.chain}: BROKEN at entry ${r.broken.chain_seq}${r.broken.id ? ` (id ${r.broken.id})` : ''}: ${r.broken.reason}; ${r.checked} entries before it are intact`);
+    throw new CheckFailedError(
+      `audit chain ${r.chain}: BROKEN at entry ${r.broken.chain_seq}${r.broken.id ? ` (id ${r.broken.id})` : ''}: ${r.broken.reason}; ${r.checked} entries before it are intact`,
+    );
   }
   if (command.verb === 'providers-reencrypt') {
     if (!deps.secrets) throw new UsageError('providers re-encrypt needs the master keys (MASTER_KEYS)');

@@ -58,11 +58,12 @@ async function main(args: string[]): Promise<string> {
 
 main(process.argv.slice(2)).then(
   (out) => {
-    process.stdout.write(out + '\n');
+    process.stdout.write(`${out}\n`);
   },
   (err: unknown) => {
-    const known = err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirBusyError || err instanceof CheckFailedError;
-    process.stderr.write((known ? (err as Error).message : ((err as Error).stack ?? String(err))) + '\n');
+    const known =
+      err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirBusyError || err instanceof CheckFailedError;
+    process.stderr.write(`${known ? (err as Error).message : ((err as Error).stack ?? String(err))}\n`);
     process.exit(known && err instanceof UsageError ? 2 : 1);
   },
 );

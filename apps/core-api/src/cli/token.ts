@@ -10,11 +10,13 @@ async function main(): Promise<void> {
   }
   const config = parseConfig(process.env);
   if (config.auth.mode !== 'development') {
-    process.stderr.write('npm run token works only with the development issuer (AUTH_JWKS_URL is set): get tokens from your identity provider.\n');
+    process.stderr.write(
+      'npm run token works only with the development issuer (AUTH_JWKS_URL is set): get tokens from your identity provider.\n',
+    );
     process.exit(1);
   }
   const issuer = await createDevIssuer({ dataDir: config.dataDir, issuer: config.auth.issuer, audience: config.auth.audience });
-  process.stdout.write((await issuer.sign(email)) + '\n');
+  process.stdout.write(`${await issuer.sign(email)}\n`);
 }
 
 main().catch((err: unknown) => {

@@ -33,7 +33,10 @@ export async function readLiveLock(dataDir: string): Promise<LockInfo | null> {
 }
 
 export class DataDirBusyError extends Error {
-  constructor(readonly holder: LockInfo, dataDir: string) {
+  constructor(
+    readonly holder: LockInfo,
+    dataDir: string,
+  ) {
     super(`The embedded database in ${dataDir} is in use by process ${holder.pid}. Stop that process, or set DATA_DIR to another folder.`);
   }
 }
@@ -46,7 +49,8 @@ export interface HeldLock {
 export async function acquireLock(dataDir: string): Promise<HeldLock> {
   await mkdir(dataDir, { recursive: true });
   const file = lockFile(dataDir);
-  const write = (info: Omit<LockInfo, 'pid'>, flag: string) => writeFile(file, JSON.stringify({ pid: process.pid, ...info }), { flag, mode: 0o600 });
+  const write = (info: Omit<LockInfo, 'pid'>, flag: string) =>
+    writeFile(file, JSON.stringify({ pid: process.pid, ...info }), { flag, mode: 0o600 });
   try {
     await write({ controlUrl: null, secret: null }, 'wx');
   } catch (err) {

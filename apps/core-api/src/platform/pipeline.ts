@@ -43,7 +43,8 @@ function requestedOrganization(request: FastifyRequest): { requested: string | n
   const headerValue = Array.isArray(raw) ? raw[0] : raw;
   let requestedByHeader: string | null = null;
   if (headerValue !== undefined && headerValue !== '') {
-    if (!UUID.test(headerValue)) throw errors.validation({ 'X-Organization-ID': 'must be a uuid' }, 'The X-Organization-ID header is not a uuid.');
+    if (!UUID.test(headerValue))
+      throw errors.validation({ 'X-Organization-ID': 'must be a uuid' }, 'The X-Organization-ID header is not a uuid.');
     requestedByHeader = headerValue.toLowerCase();
   }
   const header = requestedByHeader === NIL_UUID ? null : requestedByHeader;
@@ -107,9 +108,17 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
     // Verify before looking at headers: a caller without a valid token learns nothing but 401.
     const token = await deps.verifier.verify(rawToken);
     const { requested, header } = requestedOrganization(request);
-    request.ctx = await resolveContext(deps, { token, rawToken, requestedOrgId: requested, headerOrgId: header, ip: request.ip, log: request.log });
+    request.ctx = await resolveContext(deps, {
+      token,
+      rawToken,
+      requestedOrgId: requested,
+      headerOrgId: header,
+      ip: request.ip,
+      log: request.log,
+    });
     // Re-consent gate (spec 4.6 rule 3): computed by the context statement, so no extra round trip.
-    if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt) throw consentRequired(request.ctx.missingConsents);
+    if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt)
+      throw consentRequired(request.ctx.missingConsents);
   });
 }
 

@@ -39,13 +39,22 @@ export function createLogger(config: Config): Logger {
   return pino({
     level: config.logLevel,
     // Never log a credential (DEVELOPERS.md: no secret in logs).
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.secretAccessKey', '*.password'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.secretAccessKey', '*.password'],
+      censor: '[redacted]',
+    },
   });
 }
 
 /** Connects to Redis without queueing commands while it is down, so callers fail fast and fail open. */
 export async function connectRedis(url: string, logger: Logger): Promise<Redis> {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 500, lazyConnect: true });
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: 500,
+    lazyConnect: true,
+  });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
   await redis.connect().catch((err: Error) => logger.warn({ err: err.message }, 'redis unreachable at start-up; running degraded'));
   return redis;
@@ -76,10 +85,15 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   let devIssuer: DevIssuer | null = null;
   let verifier: TokenVerifier;
   if (config.auth.mode === 'development') {
-    devIssuer = overrides.devIssuer ?? (await createDevIssuer({ dataDir: config.dataDir, issuer: config.auth.issuer, audience: config.auth.audience }));
+    devIssuer =
+      overrides.devIssuer ??
+      (await createDevIssuer({ dataDir: config.dataDir, issuer: config.auth.issuer, audience: config.auth.audience }));
     verifier = createJwtVerifier({ keys: devIssuer.keys, issuer: devIssuer.issuer, audience: devIssuer.audience });
   } else {
-    const keys = createRemoteJWKSet(new URL(config.auth.jwksUrl), { cooldownDuration: config.auth.jwksCooldownSeconds * 1000, timeoutDuration: 5000 });
+    const keys = createRemoteJWKSet(new URL(config.auth.jwksUrl), {
+      cooldownDuration: config.auth.jwksCooldownSeconds * 1000,
+      timeoutDuration: 5000,
+    });
     verifier = createJwtVerifier({ keys, issuer: config.auth.issuer, audience: config.auth.audience });
   }
   const catalog = await permissionCatalog(db);

@@ -34,8 +34,10 @@ export function parseMasterKeys(spec: string): MasterKey[] {
       const at = entry.indexOf(':');
       const id = entry.slice(0, at);
       const key = Buffer.from(entry.slice(at + 1), 'base64');
-      if (at < 1 || !/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new SecretKeyError(`MASTER_KEYS: "${id}" is not a key id (use A-Z a-z 0-9 _ -, up to 32)`);
-      if (key.length !== 32) throw new SecretKeyError(`MASTER_KEYS: key "${id}" must be 32 bytes, base64-encoded (openssl rand -base64 32)`);
+      if (at < 1 || !/^[A-Za-z0-9_-]{1,32}$/.test(id))
+        throw new SecretKeyError(`MASTER_KEYS: "${id}" is not a key id (use A-Z a-z 0-9 _ -, up to 32)`);
+      if (key.length !== 32)
+        throw new SecretKeyError(`MASTER_KEYS: key "${id}" must be 32 bytes, base64-encoded (openssl rand -base64 32)`);
       return { id, key };
     });
   if (keys.length === 0) throw new SecretKeyError('MASTER_KEYS is empty');

@@ -20,7 +20,7 @@ export function executorOf(tx: Queryable): BossExecutor {
 function databaseExecutor(db: Database): BossExecutor {
   return {
     async executeSql(text, values) {
-      if (values && values.length) return db.query(text, values);
+      if (values?.length) return db.query(text, values);
       try {
         return await db.query(text);
       } catch (err) {

@@ -68,7 +68,8 @@ export async function dispatchPending(deps: DispatchDeps): Promise<DispatchResul
        update webhook_deliveries d set resend_requested_at = null from r where d.id = r.id returning d.id, d.attempts`,
       [limit],
     );
-    for (const r of resends) jobs.push({ name: 'webhook-delivery', data: { delivery_id: r.id, attempt: r.attempts + 1, trigger: 'resend' } });
+    for (const r of resends)
+      jobs.push({ name: 'webhook-delivery', data: { delivery_id: r.id, attempt: r.attempts + 1, trigger: 'resend' } });
 
     if (jobs.length) await deps.insertJobs(tx, jobs);
     return { events: events.length, deliveries, internal: internal.length, resends: resends.length };

@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   const rt = await createRuntime(config);
   const worker = await startWorker(rt);
-  process.stdout.write(`Worker running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}); Ctrl-C stops it after the jobs in hand.\n`);
+  process.stdout.write(
+    `Worker running (${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`}); Ctrl-C stops it after the jobs in hand.\n`,
+  );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

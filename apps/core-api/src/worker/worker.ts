@@ -68,31 +68,46 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   const batchSize = config.worker.deliveryBatch;
   let deliveryWorkerId = '';
   deliveryWorkerId = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    await logFailure(logger, DELIVERY_QUEUE, () => processDeliveryJobs(
-      {
-        db: rt.db,
-        secrets: rt.secrets,
-        sender,
-        limiter,
-        config: config.webhooks,
-        logger,
-        enqueue: (tx, next) =>
-          insertJobs(tx, next.map((j) => ({ name: DELIVERY_QUEUE, data: j.data, ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}) }))),
-      },
-      jobs.map((j) => j.data),
-    ));
+    await logFailure(logger, DELIVERY_QUEUE, () =>
+      processDeliveryJobs(
+        {
+          db: rt.db,
+          secrets: rt.secrets,
+          sender,
+          limiter,
+          config: config.webhooks,
+          logger,
+          enqueue: (tx, next) =>
+            insertJobs(
+              tx,
+              next.map((j) => ({
+                name: DELIVERY_QUEUE,
+                data: j.data,
+                ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}),
+              })),
+            ),
+        },
+        jobs.map((j) => j.data),
+      ),
+    );
     // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
     if (jobs.length === batchSize) boss.notifyWorker(deliveryWorkerId);
   });
 
-  const eventWorkerId = await boss.work<{ event: DomainEvent }>(EVENT_QUEUE, { batchSize: 10, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    for (const job of jobs) {
-      const { event } = job.data;
-      for (const handle of consumers.get(event.type) ?? []) {
-        await logFailure(logger, EVENT_QUEUE, () => handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) }));
+  const eventWorkerId = await boss.work<{ event: DomainEvent }>(
+    EVENT_QUEUE,
+    { batchSize: 10, pollingIntervalSeconds: 0.5 },
+    async (jobs) => {
+      for (const job of jobs) {
+        const { event } = job.data;
+        for (const handle of consumers.get(event.type) ?? []) {
+          await logFailure(logger, EVENT_QUEUE, () =>
+            handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) }),
+          );
+        }
       }
-    }
-  });
+    },
+  );
 
   // Scheduled jobs: every instance proposes a tick; pg-boss's throttle (singletonSeconds) keeps one per interval.
   const timers: NodeJS.Timeout[] = [];
@@ -104,7 +119,10 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       await logFailure(logger, queue, () => s.run({ logger: logger.child({ job: s.name }) }));
       logger.debug({ job: s.name, ms: Date.now() - started }, 'scheduled job finished');
     });
-    const tick = () => void boss.send(queue, {}, { singletonKey: s.name, singletonSeconds: s.intervalSeconds }).catch((err: Error) => logger.warn({ err: err.message, job: s.name }, 'could not schedule'));
+    const tick = () =>
+      void boss
+        .send(queue, {}, { singletonKey: s.name, singletonSeconds: s.intervalSeconds })
+        .catch((err: Error) => logger.warn({ err: err.message, job: s.name }, 'could not schedule'));
     tick();
     timers.push(setInterval(tick, Math.max(1000, (s.intervalSeconds * 1000) / 2)));
   }

@@ -11,8 +11,20 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  * uploads (create, upload part, complete, abort). Objects live in memory. Shared by the provider
  * health check tests and the S3 asset store's tests (packages/assets/test/s3.test.ts).
  */
-export async function startFakeS3(opts: { keys: string[]; region: string; buckets: string[]; /** S3 may return fewer keys than asked; tests page with few. */ listPageSize?: number }) {
-  const state = { keys: new Set(opts.keys), region: opts.region, buckets: new Map(opts.buckets.map((b) => [b, new Map<string, { body: Buffer; type: string | null }>()])), requests: 0, uploads: new Map<string, { key: string; type: string | null; parts: Map<number, Buffer> }>(), uploadSeq: 0 };
+export async function startFakeS3(opts: {
+  keys: string[];
+  region: string;
+  buckets: string[] /** S3 may return fewer keys than asked; tests page with few. */;
+  listPageSize?: number;
+}) {
+  const state = {
+    keys: new Set(opts.keys),
+    region: opts.region,
+    buckets: new Map(opts.buckets.map((b) => [b, new Map<string, { body: Buffer; type: string | null }>()])),
+    requests: 0,
+    uploads: new Map<string, { key: string; type: string | null; parts: Map<number, Buffer> }>(),
+    uploadSeq: 0,
+  };
   const server = createServer(async (req, res) => {
     state.requests++;
     const error = (status: number, code: string, message: string) => {
@@ -21,7 +33,8 @@ export async function startFakeS3(opts: { keys: string[]; region: string; bucket
     };
     const body = await readBody(req);
     const cred = sigv4Credential(req);
-    if (!cred || !state.keys.has(cred.accessKeyId)) return error(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+    if (!cred || !state.keys.has(cred.accessKeyId))
+      return error(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
     const url = new URL(req.url ?? '/', 'http://x');
     const [, bucketName, ...rest] = url.pathname.split('/');
     const key = rest.map(decodeURIComponent).join('/');
@@ -40,7 +53,11 @@ export async function startFakeS3(opts: { keys: string[]; region: string; bucket
         const next = truncated ? `<NextContinuationToken>${esc(keys[keys.length - 1]!)}</NextContinuationToken>` : '';
         const contents = keys.map((k) => `<Contents><Key>${esc(k)}</Key><Size>${bucket.get(k)!.body.length}</Size></Contents>`).join('');
         res.writeHead(200, { 'content-type': 'application/xml' });
-        return res.end(xml(`<ListBucketResult><Name>${esc(bucketName!)}</Name><Prefix>${esc(prefix)}</Prefix><KeyCount>${keys.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${next}${contents}</ListBucketResult>`));
+        return res.end(
+          xml(
+            `<ListBucketResult><Name>${esc(bucketName!)}</Name><Prefix>${esc(prefix)}</Prefix><KeyCount>${keys.length}</KeyCount><MaxKeys>${max}</MaxKeys><IsTruncated>${truncated}</IsTruncated>${next}${contents}</ListBucketResult>`,
+          ),
+        );
       }
       return error(405, 'MethodNotAllowed', 'not supported by the fake');
     }
@@ -49,7 +66,11 @@ export async function startFakeS3(opts: { keys: string[]; region: string; bucket
       const id = `upload-${++state.uploadSeq}`;
       state.uploads.set(id, { key, type: (req.headers['content-type'] as string | undefined) ?? null, parts: new Map() });
       res.writeHead(200, { 'content-type': 'application/xml' });
-      return res.end(xml(`<InitiateMultipartUploadResult><Bucket>${esc(bucketName!)}</Bucket><Key>${esc(key)}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`));
+      return res.end(
+        xml(
+          `<InitiateMultipartUploadResult><Bucket>${esc(bucketName!)}</Bucket><Key>${esc(key)}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+        ),
+      );
     }
     if (uploadId !== null) {
       const upload = state.uploads.get(uploadId);
@@ -66,11 +87,16 @@ export async function startFakeS3(opts: { keys: string[]; region: string; bucket
       if (req.method === 'POST') {
         // Parts are joined in the order the completion lists them, as S3 does.
         const listed = [...body.toString('utf8').matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
-        if (listed.length === 0 || listed.some((n) => !upload.parts.has(n))) return error(400, 'InvalidPart', 'One or more of the specified parts could not be found.');
+        if (listed.length === 0 || listed.some((n) => !upload.parts.has(n)))
+          return error(400, 'InvalidPart', 'One or more of the specified parts could not be found.');
         bucket.set(key, { body: Buffer.concat(listed.map((n) => upload.parts.get(n)!)), type: upload.type });
         state.uploads.delete(uploadId);
         res.writeHead(200, { 'content-type': 'application/xml' });
-        return res.end(xml(`<CompleteMultipartUploadResult><Bucket>${esc(bucketName!)}</Bucket><Key>${esc(key)}</Key><ETag>"fake"</ETag></CompleteMultipartUploadResult>`));
+        return res.end(
+          xml(
+            `<CompleteMultipartUploadResult><Bucket>${esc(bucketName!)}</Bucket><Key>${esc(key)}</Key><ETag>"fake"</ETag></CompleteMultipartUploadResult>`,
+          ),
+        );
       }
     }
     const obj = bucket.get(key);
@@ -92,5 +118,8 @@ export async function startFakeS3(opts: { keys: string[]; region: string; bucket
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return Object.assign(state, { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
 }

@@ -27,8 +27,10 @@ export async function startFakeSes(opts: { keys: string[]; region: string; verif
       res.end(JSON.stringify(body));
     };
     const cred = sigv4Credential(req);
-    if (!cred || !state.keys.has(cred.accessKeyId)) return json(403, { message: 'The security token included in the request is invalid.' }, 'UnrecognizedClientException');
-    if (cred.region !== state.region) return json(403, { message: `Credential should be scoped to a valid region, not '${cred.region}'.` }, 'InvalidSignatureException');
+    if (!cred || !state.keys.has(cred.accessKeyId))
+      return json(403, { message: 'The security token included in the request is invalid.' }, 'UnrecognizedClientException');
+    if (cred.region !== state.region)
+      return json(403, { message: `Credential should be scoped to a valid region, not '${cred.region}'.` }, 'InvalidSignatureException');
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'GET' && url.pathname === '/v2/email/account') {
       return json(200, { SendingEnabled: true, ProductionAccessEnabled: true, EnforcementStatus: 'HEALTHY' });

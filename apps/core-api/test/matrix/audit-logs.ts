@@ -6,7 +6,16 @@ import type { Fragment, Row } from './types.ts';
  * holds the codes. A superadmin naming an organization gets 403 break_glass_required: tenant trails are
  * read through the console under a break-glass session (spec 4.7).
  */
-const adminOnly: Row = { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 403, anonymous: 401 };
+const adminOnly: Row = {
+  admin: 200,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: 403,
+  anonymous: 401,
+};
 const scoped = (f: { orgId: string }) => ({ headers: { 'x-organization-id': f.orgId } });
 
 export const entries: Fragment = {
@@ -18,7 +27,10 @@ export const entries: Fragment = {
       method: 'GET',
       path: '/v1/audit-logs/{id}',
       prepare: async (f) => {
-        const { rows } = await f.t.db.query<{ id: string }>('select id from audit_logs where organization_id = $1 order by chain_seq limit 1', [f.orgId]);
+        const { rows } = await f.t.db.query<{ id: string }>(
+          'select id from audit_logs where organization_id = $1 order by chain_seq limit 1',
+          [f.orgId],
+        );
         return { params: { id: rows[0]!.id }, ...scoped(f) };
       },
     },

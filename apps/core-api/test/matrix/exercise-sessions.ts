@@ -22,16 +22,27 @@ async function biometricGranted(f: Fixture): Promise<void> {
   );
   let v = versions.get(f.orgId);
   if (!v) {
-    v = f.setup('POST', '/v1/admin/consent-purposes/biometric/versions', { body_translations: { en: 'Biometric telemetry (matrix)' } }).then((d) => d.version as number);
+    v = f
+      .setup('POST', '/v1/admin/consent-purposes/biometric/versions', { body_translations: { en: 'Biometric telemetry (matrix)' } })
+      .then((d) => d.version as number);
     versions.set(f.orgId, v);
   }
   const version = await v;
-  await f.setup('POST', '/v1/me/consents', { grants: [{ organization_id: f.orgId, purpose_code: 'biometric', purpose_version: version, source: 'self_toggle' }] }, f.tokens.patient);
+  await f.setup(
+    'POST',
+    '/v1/me/consents',
+    { grants: [{ organization_id: f.orgId, purpose_code: 'biometric', purpose_version: version, source: 'self_toggle' }] },
+    f.tokens.patient,
+  );
 }
 const squat = async (f: Fixture) => (await f.t.db.query<{ id: string }>(`select id from exercises where slug = 'squat'`)).rows[0]!.id;
 async function patientSession(f: Fixture): Promise<string> {
   await biometricGranted(f);
-  const res = await f.t.call('POST', '/v1/exercise-sessions', { token: f.tokens.patient, org: f.orgId, body: { exercise_id: await squat(f) } });
+  const res = await f.t.call('POST', '/v1/exercise-sessions', {
+    token: f.tokens.patient,
+    org: f.orgId,
+    body: { exercise_id: await squat(f) },
+  });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json().data.id as string;
 }
@@ -39,9 +50,19 @@ async function patientSession(f: Fixture): Promise<string> {
 // prettier-ignore
 export const entries: Fragment = {
   startExerciseSession: {
-    row: { admin: 403, specialist: 403, customer_support: 403, patient: 201, non_member: 403, other_org_admin: 403, superadmin: 403, anonymous: 401 },
+    row: {
+      admin: 403,
+      specialist: 403,
+      customer_support: 403,
+      patient: 201,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 403,
+      anonymous: 401,
+    },
     request: {
-      method: 'POST', path: '/v1/exercise-sessions',
+      method: 'POST',
+      path: '/v1/exercise-sessions',
       prepare: async (f, caller) => {
         if (caller === 'patient') await biometricGranted(f);
         return { headers: org(f), body: { exercise_id: await squat(f) } };
@@ -49,15 +70,50 @@ export const entries: Fragment = {
     },
   },
   getExerciseSession: {
-    row: { admin: 200, specialist: 200, customer_support: 403, patient: 200, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-    request: { method: 'GET', path: '/v1/exercise-sessions/{id}', prepare: async (f) => ({ params: { id: await patientSession(f) }, headers: org(f) }) },
+    row: {
+      admin: 200,
+      specialist: 200,
+      customer_support: 403,
+      patient: 200,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 200,
+      anonymous: 401,
+    },
+    request: {
+      method: 'GET',
+      path: '/v1/exercise-sessions/{id}',
+      prepare: async (f) => ({ params: { id: await patientSession(f) }, headers: org(f) }),
+    },
   },
   getExerciseSessionReplay: {
-    row: { admin: 404, specialist: 404, customer_support: 403, patient: 404, non_member: 403, other_org_admin: 403, superadmin: 404, anonymous: 401 },
-    request: { method: 'GET', path: '/v1/exercise-sessions/{id}/replay', prepare: async (f) => ({ params: { id: await patientSession(f) }, headers: org(f) }) },
+    row: {
+      admin: 404,
+      specialist: 404,
+      customer_support: 403,
+      patient: 404,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 404,
+      anonymous: 401,
+    },
+    request: {
+      method: 'GET',
+      path: '/v1/exercise-sessions/{id}/replay',
+      prepare: async (f) => ({ params: { id: await patientSession(f) }, headers: org(f) }),
+    },
   },
   getTelemetryJwks: {
-    row: { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 200 },
+    row: {
+      admin: 200,
+      specialist: 200,
+      customer_support: 200,
+      patient: 200,
+      non_member: 200,
+      other_org_admin: 200,
+      superadmin: 200,
+      anonymous: 200,
+    },
     request: { method: 'GET', path: '/v1/public/telemetry/jwks.json' },
   },
 };

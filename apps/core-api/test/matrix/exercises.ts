@@ -11,7 +11,11 @@ const hex = () => randomBytes(5).toString('hex');
 const org = (f: Fixture) => ({ 'x-organization-id': f.orgId });
 const squat = async (f: Fixture) => (await f.t.db.query<{ id: string }>(`select id from exercises where slug = 'squat'`)).rows[0]!.id;
 const freshExercise = async (f: Fixture) => {
-  const res = await f.t.call('POST', '/v1/exercises', { token: f.tokens.superadmin, org: f.orgId, body: { slug: `matrix-${hex()}`, name: 'Matrix exercise', kind: 'reps_based' } });
+  const res = await f.t.call('POST', '/v1/exercises', {
+    token: f.tokens.superadmin,
+    org: f.orgId,
+    body: { slug: `matrix-${hex()}`, name: 'Matrix exercise', kind: 'reps_based' },
+  });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json().data.id as string;
 };
@@ -19,19 +23,63 @@ const freshExercise = async (f: Fixture) => {
 // prettier-ignore
 export const entries: Fragment = {
   createExercise: {
-    row: { admin: 201, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 201, anonymous: 401 },
-    request: { method: 'POST', path: '/v1/exercises', prepare: (f) => ({ headers: org(f), body: { slug: `matrix-${hex()}`, name: 'Matrix exercise', kind: 'reps_based' } }) },
+    row: {
+      admin: 201,
+      specialist: 403,
+      customer_support: 403,
+      patient: 403,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 201,
+      anonymous: 401,
+    },
+    request: {
+      method: 'POST',
+      path: '/v1/exercises',
+      prepare: (f) => ({ headers: org(f), body: { slug: `matrix-${hex()}`, name: 'Matrix exercise', kind: 'reps_based' } }),
+    },
   },
   listExercises: {
-    row: { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
+    row: {
+      admin: 200,
+      specialist: 200,
+      customer_support: 200,
+      patient: 200,
+      non_member: 200,
+      other_org_admin: 200,
+      superadmin: 200,
+      anonymous: 401,
+    },
     request: { method: 'GET', path: '/v1/exercises', prepare: (f) => ({ headers: org(f) }) },
   },
   getExercise: {
-    row: { admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200, anonymous: 401 },
+    row: {
+      admin: 200,
+      specialist: 200,
+      customer_support: 200,
+      patient: 200,
+      non_member: 200,
+      other_org_admin: 200,
+      superadmin: 200,
+      anonymous: 401,
+    },
     request: { method: 'GET', path: '/v1/exercises/{id}', prepare: async (f) => ({ params: { id: await squat(f) }, headers: org(f) }) },
   },
   setExerciseStatus: {
-    row: { admin: 200, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 200, anonymous: 401 },
-    request: { method: 'PUT', path: '/v1/exercises/{id}/status', prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f), body: { status: 'published' } }) },
+    row: {
+      admin: 200,
+      specialist: 403,
+      customer_support: 403,
+      patient: 403,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 200,
+      anonymous: 401,
+    },
+    request: {
+      method: 'PUT',
+      path: '/v1/exercises/{id}/status',
+      prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f), body: { status: 'published' } }),
+    },
   },
 };

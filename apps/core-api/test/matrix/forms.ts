@@ -14,7 +14,17 @@ import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 const hex = () => randomBytes(5).toString('hex');
 const as = (f: Fixture, p: Prepared = {}): Prepared => ({ ...p, headers: { 'x-organization-id': f.orgId, ...p.headers } });
-const row = (r: Partial<Row>): Row => ({ admin: 403, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 403, anonymous: 401, ...r });
+const row = (r: Partial<Row>): Row => ({
+  admin: 403,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: 403,
+  anonymous: 401,
+  ...r,
+});
 
 const templates = new WeakMap<Fixture, Promise<string>>();
 const templateOf = (f: Fixture) => {
@@ -23,8 +33,13 @@ const templateOf = (f: Fixture) => {
   return p;
 };
 const freshForm = async (f: Fixture) =>
-  (await f.t.call('POST', '/v1/forms', { token: f.tokens.superadmin, org: f.orgId, body: { form_template_id: await templateOf(f), patient_id: f.patientRecordId } })).json().data
-    .id as string;
+  (
+    await f.t.call('POST', '/v1/forms', {
+      token: f.tokens.superadmin,
+      org: f.orgId,
+      body: { form_template_id: await templateOf(f), patient_id: f.patientRecordId },
+    })
+  ).json().data.id as string;
 
 const PDF = Buffer.from('%PDF-1.4\n%matrix\n');
 async function freshFile(f: Fixture): Promise<{ form: string; file: string }> {
@@ -39,7 +54,11 @@ async function freshFile(f: Fixture): Promise<{ form: string; file: string }> {
     method: 'POST',
     url: `/v1/forms/${form}/files`,
     payload,
-    headers: { authorization: `Bearer ${f.tokens.superadmin}`, 'x-organization-id': f.orgId, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    headers: {
+      authorization: `Bearer ${f.tokens.superadmin}`,
+      'x-organization-id': f.orgId,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    },
   });
   if (res.statusCode !== 201) throw new Error(`fixture upload failed: ${res.statusCode} ${res.body}`);
   return { form, file: res.json().data.id };
@@ -57,24 +76,65 @@ const viewers = { admin: 200, specialist: 200, patient: 200, superadmin: 200 };
 export const entries: Fragment = {
   createForm: {
     row: row({ admin: 201, specialist: 201, superadmin: 201 }),
-    request: { method: 'POST', path: '/v1/forms', prepare: async (f) => as(f, { body: { form_template_id: await templateOf(f), patient_id: f.patientRecordId } }) },
+    request: {
+      method: 'POST',
+      path: '/v1/forms',
+      prepare: async (f) => as(f, { body: { form_template_id: await templateOf(f), patient_id: f.patientRecordId } }),
+    },
   },
   listForms: { row: row(viewers), request: { method: 'GET', path: '/v1/forms', prepare: (f) => as(f) } },
-  getForm: { row: row(viewers), request: { method: 'GET', path: '/v1/forms/{id}', prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form } }) } },
-  fillForm: { row: row(viewers), request: { method: 'PATCH', path: '/v1/forms/{id}', prepare: async (f) => as(f, { params: { id: await freshForm(f) }, body: { values: {} } }) } },
-  signForm: { row: row(viewers), request: { method: 'POST', path: '/v1/forms/{id}/sign', prepare: async (f) => as(f, { params: { id: await freshForm(f) } }) } },
-  deleteForm: { row: row({ admin: 204, superadmin: 204 }), request: { method: 'DELETE', path: '/v1/forms/{id}', prepare: async (f) => as(f, { params: { id: await freshForm(f) } }) } },
+  getForm: {
+    row: row(viewers),
+    request: { method: 'GET', path: '/v1/forms/{id}', prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form } }) },
+  },
+  fillForm: {
+    row: row(viewers),
+    request: {
+      method: 'PATCH',
+      path: '/v1/forms/{id}',
+      prepare: async (f) => as(f, { params: { id: await freshForm(f) }, body: { values: {} } }),
+    },
+  },
+  signForm: {
+    row: row(viewers),
+    request: { method: 'POST', path: '/v1/forms/{id}/sign', prepare: async (f) => as(f, { params: { id: await freshForm(f) } }) },
+  },
+  deleteForm: {
+    row: row({ admin: 204, superadmin: 204 }),
+    request: { method: 'DELETE', path: '/v1/forms/{id}', prepare: async (f) => as(f, { params: { id: await freshForm(f) } }) },
+  },
   addFormFile: {
     row: row({ admin: 400, specialist: 400, patient: 400, superadmin: 400 }),
-    request: { method: 'POST', path: '/v1/forms/{id}/files', prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form }, body: {} }) },
+    request: {
+      method: 'POST',
+      path: '/v1/forms/{id}/files',
+      prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form }, body: {} }),
+    },
   },
-  listFormFiles: { row: row(viewers), request: { method: 'GET', path: '/v1/forms/{id}/files', prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form } }) } },
+  listFormFiles: {
+    row: row(viewers),
+    request: { method: 'GET', path: '/v1/forms/{id}/files', prepare: async (f) => as(f, { params: { id: (await sharedFile(f)).form } }) },
+  },
   downloadFormFile: {
     row: row(viewers),
-    request: { method: 'GET', path: '/v1/forms/{id}/files/{fileId}', prepare: async (f) => { const s = await sharedFile(f); return as(f, { params: { id: s.form, fileId: s.file } }); } },
+    request: {
+      method: 'GET',
+      path: '/v1/forms/{id}/files/{fileId}',
+      prepare: async (f) => {
+        const s = await sharedFile(f);
+        return as(f, { params: { id: s.form, fileId: s.file } });
+      },
+    },
   },
   deleteFormFile: {
     row: row({ admin: 204, specialist: 204, patient: 204, superadmin: 204 }),
-    request: { method: 'DELETE', path: '/v1/forms/{id}/files/{fileId}', prepare: async (f) => { const s = await freshFile(f); return as(f, { params: { id: s.form, fileId: s.file } }); } },
+    request: {
+      method: 'DELETE',
+      path: '/v1/forms/{id}/files/{fileId}',
+      prepare: async (f) => {
+        const s = await freshFile(f);
+        return as(f, { params: { id: s.form, fileId: s.file } });
+      },
+    },
   },
 };

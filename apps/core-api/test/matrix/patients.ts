@@ -16,12 +16,29 @@ import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 const hex = () => randomBytes(5).toString('hex');
 const as = (f: Fixture, p: Prepared = {}): Prepared => ({ ...p, headers: { 'x-organization-id': f.orgId, ...p.headers } });
-const row = (r: Partial<Row>): Row => ({ admin: 403, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: 403, anonymous: 401, ...r });
+const row = (r: Partial<Row>): Row => ({
+  admin: 403,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: 403,
+  anonymous: 401,
+  ...r,
+});
 
 const freshMember = async (f: Fixture) =>
-  (await f.setup('POST', `/v1/organizations/${f.orgId}/members`, { email: uniqueEmail('matrix-spec'), role_code: 'specialist' })).user_id as string;
+  (await f.setup('POST', `/v1/organizations/${f.orgId}/members`, { email: uniqueEmail('matrix-spec'), role_code: 'specialist' }))
+    .user_id as string;
 const freshSpecialist = async (f: Fixture) =>
-  (await f.t.call('POST', '/v1/specialists', { token: f.tokens.superadmin, org: f.orgId, body: { user_id: await freshMember(f), display_name: `Dr ${hex()}` } })).json().data.id as string;
+  (
+    await f.t.call('POST', '/v1/specialists', {
+      token: f.tokens.superadmin,
+      org: f.orgId,
+      body: { user_id: await freshMember(f), display_name: `Dr ${hex()}` },
+    })
+  ).json().data.id as string;
 const shared = new WeakMap<Fixture, Promise<string>>();
 const sharedSpecialist = (f: Fixture) => {
   let p = shared.get(f);
@@ -35,24 +52,52 @@ export const entries: Fragment = {
   listPatients: { row: row(staffRead), request: { method: 'GET', path: '/v1/patients', prepare: (f) => as(f) } },
   createPatient: {
     row: row({ admin: 201, customer_support: 201, superadmin: 201 }),
-    request: { method: 'POST', path: '/v1/patients', prepare: (f) => as(f, { body: { email: uniqueEmail('matrix-new-patient'), first_name: 'New' } }) },
+    request: {
+      method: 'POST',
+      path: '/v1/patients',
+      prepare: (f) => as(f, { body: { email: uniqueEmail('matrix-new-patient'), first_name: 'New' } }),
+    },
   },
-  getPatient: { row: row({ ...staffRead, patient: 200 }), request: { method: 'GET', path: '/v1/patients/{id}', prepare: (f) => as(f, { params: { id: f.patientRecordId } }) } },
+  getPatient: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: { method: 'GET', path: '/v1/patients/{id}', prepare: (f) => as(f, { params: { id: f.patientRecordId } }) },
+  },
   updatePatient: {
     row: row({ ...staffRead, patient: 200 }),
-    request: { method: 'PUT', path: '/v1/patients/{id}', prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { first_name: `Name ${hex()}` } }) },
+    request: {
+      method: 'PUT',
+      path: '/v1/patients/{id}',
+      prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { first_name: `Name ${hex()}` } }),
+    },
   },
-  deletePatient: { row: row({ admin: 204, superadmin: 204 }), request: { method: 'DELETE', path: '/v1/patients/{id}', prepare: async (f) => as(f, { params: { id: await f.freshPatientRecord() } }) } },
+  deletePatient: {
+    row: row({ admin: 204, superadmin: 204 }),
+    request: { method: 'DELETE', path: '/v1/patients/{id}', prepare: async (f) => as(f, { params: { id: await f.freshPatientRecord() } }) },
+  },
 
   listSpecialists: { row: row({ ...staffRead, patient: 200 }), request: { method: 'GET', path: '/v1/specialists', prepare: (f) => as(f) } },
   createSpecialist: {
     row: row({ admin: 201, superadmin: 201 }),
-    request: { method: 'POST', path: '/v1/specialists', prepare: async (f) => as(f, { body: { user_id: await freshMember(f), display_name: `Dr ${hex()}` } }) },
+    request: {
+      method: 'POST',
+      path: '/v1/specialists',
+      prepare: async (f) => as(f, { body: { user_id: await freshMember(f), display_name: `Dr ${hex()}` } }),
+    },
   },
-  getSpecialist: { row: row({ ...staffRead, patient: 200 }), request: { method: 'GET', path: '/v1/specialists/{id}', prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) } }) } },
+  getSpecialist: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: { method: 'GET', path: '/v1/specialists/{id}', prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) } }) },
+  },
   updateSpecialist: {
     row: row({ admin: 200, superadmin: 200 }),
-    request: { method: 'PUT', path: '/v1/specialists/{id}', prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) }, body: { display_name: `Dr ${hex()}` } }) },
+    request: {
+      method: 'PUT',
+      path: '/v1/specialists/{id}',
+      prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) }, body: { display_name: `Dr ${hex()}` } }),
+    },
   },
-  deleteSpecialist: { row: row({ admin: 204, superadmin: 204 }), request: { method: 'DELETE', path: '/v1/specialists/{id}', prepare: async (f) => as(f, { params: { id: await freshSpecialist(f) } }) } },
+  deleteSpecialist: {
+    row: row({ admin: 204, superadmin: 204 }),
+    request: { method: 'DELETE', path: '/v1/specialists/{id}', prepare: async (f) => as(f, { params: { id: await freshSpecialist(f) } }) },
+  },
 };

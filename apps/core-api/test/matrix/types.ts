@@ -8,7 +8,16 @@ import type { TestApp } from '../helpers.ts';
  * header says the same for its rows.
  */
 
-export const CALLERS = ['admin', 'specialist', 'customer_support', 'patient', 'non_member', 'other_org_admin', 'superadmin', 'anonymous'] as const;
+export const CALLERS = [
+  'admin',
+  'specialist',
+  'customer_support',
+  'patient',
+  'non_member',
+  'other_org_admin',
+  'superadmin',
+  'anonymous',
+] as const;
 export type Caller = (typeof CALLERS)[number];
 /** An expected status, or one with a todo: a known bug, reported, that must not turn the run red. */
 export type Expect = number | { status: number; todo: string };

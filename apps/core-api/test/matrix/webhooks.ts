@@ -8,7 +8,16 @@ import type { Fixture, Fragment, Row } from './types.ts';
  * documentation address (192.0.2.1, TEST-NET-1), which the SSRF guard refuses before any packet leaves,
  * so the test delivery answers at once (200 with success false), and failed deliveries to re-send.
  */
-const admin = (status: number): Row => ({ admin: status, specialist: 403, customer_support: 403, patient: 403, non_member: 403, other_org_admin: 403, superadmin: status, anonymous: 401 });
+const admin = (status: number): Row => ({
+  admin: status,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: status,
+  anonymous: 401,
+});
 const scoped = (f: Fixture) => ({ headers: { 'x-organization-id': f.orgId } });
 
 async function freshSubscription(f: Fixture): Promise<string> {
@@ -47,17 +56,45 @@ export const entries: Fragment = {
       prepare: (f) => ({ ...scoped(f), body: { url: 'https://8.8.8.8/matrix', event_types: ['organization.updated'] } }),
     },
   },
-  getWebhookSubscription: { row: admin(200), request: { method: 'GET', path: SUB, prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }) } },
+  getWebhookSubscription: {
+    row: admin(200),
+    request: { method: 'GET', path: SUB, prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }) },
+  },
   updateWebhookSubscription: {
     row: admin(200),
-    request: { method: 'PATCH', path: SUB, prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) }, body: { description: `matrix ${Date.now()}` } }) },
+    request: {
+      method: 'PATCH',
+      path: SUB,
+      prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) }, body: { description: `matrix ${Date.now()}` } }),
+    },
   },
-  deleteWebhookSubscription: { row: admin(204), request: { method: 'DELETE', path: SUB, prepare: async (f) => ({ ...scoped(f), params: { uid: await freshSubscription(f) } }) } },
-  listWebhookDeliveries: { row: admin(200), request: { method: 'GET', path: `${SUB}/events`, prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }) } },
-  testWebhookSubscription: { row: admin(200), request: { method: 'POST', path: `${SUB}/test`, prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }) } },
+  deleteWebhookSubscription: {
+    row: admin(204),
+    request: { method: 'DELETE', path: SUB, prepare: async (f) => ({ ...scoped(f), params: { uid: await freshSubscription(f) } }) },
+  },
+  listWebhookDeliveries: {
+    row: admin(200),
+    request: {
+      method: 'GET',
+      path: `${SUB}/events`,
+      prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }),
+    },
+  },
+  testWebhookSubscription: {
+    row: admin(200),
+    request: {
+      method: 'POST',
+      path: `${SUB}/test`,
+      prepare: async (f) => ({ ...scoped(f), params: { uid: await sharedSubscription(f) } }),
+    },
+  },
   rotateWebhookSecret: {
     row: admin(200),
-    request: { method: 'POST', path: `${SUB}/rotate-secret`, prepare: async (f) => ({ ...scoped(f), params: { uid: await freshSubscription(f) }, body: {} }) },
+    request: {
+      method: 'POST',
+      path: `${SUB}/rotate-secret`,
+      prepare: async (f) => ({ ...scoped(f), params: { uid: await freshSubscription(f) }, body: {} }),
+    },
   },
   resendWebhookDelivery: {
     row: admin(202),

@@ -92,7 +92,8 @@ export async function startReceiver(): Promise<Receiver> {
         /* recorded as invalid below */
       }
       let hexValid = false;
-      for (const k of keys) if (await verifyHexSignature(k, rawBody, headers['x-webhook-signature'] ?? '').catch(() => false)) hexValid = true;
+      for (const k of keys)
+        if (await verifyHexSignature(k, rawBody, headers['x-webhook-signature'] ?? '').catch(() => false)) hexValid = true;
       let standardValid = false;
       for (const k of keys) {
         try {

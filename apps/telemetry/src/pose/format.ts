@@ -65,7 +65,8 @@ export function encodeBatchGzip(b: Parameters<typeof encodeBatch>[0]): Buffer {
 
 /** Gunzips with a hard output limit: a body that inflates past a valid batch is refused. */
 export function gunzipBatch(body: Buffer): Buffer {
-  if (body.length < 18 || body[0] !== 0x1f || body[1] !== 0x8b) throw new PoseFormatError('the body is not gzip data (magic 1f 8b missing)');
+  if (body.length < 18 || body[0] !== 0x1f || body[1] !== 0x8b)
+    throw new PoseFormatError('the body is not gzip data (magic 1f 8b missing)');
   try {
     return gunzipSync(body, { maxOutputLength: MAX_RAW_BYTES });
   } catch (err) {
@@ -79,9 +80,11 @@ export function gunzipBatch(body: Buffer): Buffer {
 
 /** Strict decoding: every length, header field, timestamp and float is checked. */
 export function decodeBatch(raw: Buffer): PoseBatch {
-  if (raw.length < HEADER_BYTES) throw new PoseFormatError(`truncated: ${raw.length} bytes is shorter than the ${HEADER_BYTES}-byte header`);
+  if (raw.length < HEADER_BYTES)
+    throw new PoseFormatError(`truncated: ${raw.length} bytes is shorter than the ${HEADER_BYTES}-byte header`);
   if (raw.readUInt32LE(0) !== MAGIC) throw new PoseFormatError('bad magic: a batch starts with "PBT1"');
-  if (raw.readUInt8(4) !== VERSION) throw new PoseFormatError(`unsupported version ${raw.readUInt8(4)}; this service reads version ${VERSION}`);
+  if (raw.readUInt8(4) !== VERSION)
+    throw new PoseFormatError(`unsupported version ${raw.readUInt8(4)}; this service reads version ${VERSION}`);
   if (raw.readUInt8(5) !== LANDMARKS) throw new PoseFormatError(`landmarks per frame must be ${LANDMARKS}, got ${raw.readUInt8(5)}`);
   if (raw.readUInt16LE(6) !== 0 || raw.readUInt16LE(14) !== 0) throw new PoseFormatError('reserved header fields must be 0');
   const seq = raw.readUInt32LE(8);
@@ -110,7 +113,8 @@ export function decodeBatch(raw: Buffer): PoseBatch {
     const y = data[i + 1]!;
     const z = data[i + 2]!;
     const v = data[i + 3]!;
-    if (!(x >= -MAX_COORD && x <= MAX_COORD && y >= -MAX_COORD && y <= MAX_COORD && z >= -MAX_COORD && z <= MAX_COORD && v >= 0 && v <= 1)) explainBadValue(data);
+    if (!(x >= -MAX_COORD && x <= MAX_COORD && y >= -MAX_COORD && y <= MAX_COORD && z >= -MAX_COORD && z <= MAX_COORD && v >= 0 && v <= 1))
+      explainBadValue(data);
   }
   return { seq, timestamps, data };
 }
@@ -119,9 +123,12 @@ export function decodeBatch(raw: Buffer): PoseBatch {
 function explainBadValue(data: Float32Array): never {
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
-    if (!Number.isFinite(v)) throw new PoseFormatError(`non-finite value at frame ${Math.floor(i / (LANDMARKS * 4))}, landmark ${Math.floor(i / 4) % LANDMARKS}`);
+    if (!Number.isFinite(v))
+      throw new PoseFormatError(`non-finite value at frame ${Math.floor(i / (LANDMARKS * 4))}, landmark ${Math.floor(i / 4) % LANDMARKS}`);
     if (i % 4 === 3 ? v < 0 || v > 1 : Math.abs(v) > MAX_COORD) {
-      throw new PoseFormatError(`value out of range at frame ${Math.floor(i / (LANDMARKS * 4))}, landmark ${Math.floor(i / 4) % LANDMARKS} (coordinates within ±${MAX_COORD} m, visibility 0..1)`);
+      throw new PoseFormatError(
+        `value out of range at frame ${Math.floor(i / (LANDMARKS * 4))}, landmark ${Math.floor(i / 4) % LANDMARKS} (coordinates within ±${MAX_COORD} m, visibility 0..1)`,
+      );
     }
   }
   throw new PoseFormatError('a value is out of range');

@@ -1,8 +1,14 @@
 import { Type, type Static } from 'typebox';
 // Spelled out (not mapped from JOINTS) so that the static type keeps the literals.
 const Joint = Type.Union([
-  Type.Literal('left_knee'), Type.Literal('right_knee'), Type.Literal('left_hip'), Type.Literal('right_hip'),
-  Type.Literal('left_elbow'), Type.Literal('right_elbow'), Type.Literal('left_shoulder'), Type.Literal('right_shoulder'),
+  Type.Literal('left_knee'),
+  Type.Literal('right_knee'),
+  Type.Literal('left_hip'),
+  Type.Literal('right_hip'),
+  Type.Literal('left_elbow'),
+  Type.Literal('right_elbow'),
+  Type.Literal('left_shoulder'),
+  Type.Literal('right_shoulder'),
 ]);
 
 /**
@@ -16,7 +22,10 @@ export const MovementDefinition = Type.Object(
     primary_joints: Type.Array(Joint, { minItems: 1, maxItems: 2, uniqueItems: true, description: 'Must be among tracked_joints.' }),
     rest_angle: Type.Number({ minimum: 0, maximum: 180 }),
     target_angle: Type.Number({ minimum: 0, maximum: 180, description: 'At least 20 degrees from rest_angle.' }),
-    tempo_s: Type.Object({ min: Type.Number({ exclusiveMinimum: 0, maximum: 60 }), max: Type.Number({ exclusiveMinimum: 0, maximum: 60 }) }, { additionalProperties: false }),
+    tempo_s: Type.Object(
+      { min: Type.Number({ exclusiveMinimum: 0, maximum: 60 }), max: Type.Number({ exclusiveMinimum: 0, maximum: 60 }) },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false, $id: 'MovementDefinition' },
 );

@@ -226,7 +226,15 @@ export function scoreSession(fr: Frames, m: Movement): SessionScore {
     }
     if (diffs.length) symmetry = clamp01(1 - diffs.reduce((x, y) => x + y, 0) / diffs.length / SYMMETRY_SPAN_DEG);
     const score = Math.round(100 * (WEIGHTS.depth * depth + WEIGHTS.tempo * tempoScore(tempo, m) + WEIGHTS.symmetry * symmetry));
-    reps.push({ index: k, start_ms: fr.t[s]!, end_ms: fr.t[e]!, tempo_s: Math.round(tempo * 100) / 100, range_deg: round1(range), peak_deg: round1(peak), score });
+    reps.push({
+      index: k,
+      start_ms: fr.t[s]!,
+      end_ms: fr.t[e]!,
+      tempo_s: Math.round(tempo * 100) / 100,
+      range_deg: round1(range),
+      peak_deg: round1(peak),
+      score,
+    });
   });
 
   const rom: Record<string, JointRom> = {};
@@ -235,7 +243,9 @@ export function scoreSession(fr: Frames, m: Movement): SessionScore {
     let valid = 0;
     for (let i = 0; i < v.length; i++) if (!Number.isNaN(v[i]!)) valid++;
     const r = rangeIn(v, 0, v.length - 1);
-    rom[j] = r ? { min_deg: round1(r.min), max_deg: round1(r.max), range_deg: round1(r.max - r.min), valid_frames: valid } : { min_deg: null, max_deg: null, range_deg: null, valid_frames: 0 };
+    rom[j] = r
+      ? { min_deg: round1(r.min), max_deg: round1(r.max), range_deg: round1(r.max - r.min), valid_frames: valid }
+      : { min_deg: null, max_deg: null, range_deg: null, valid_frames: 0 };
   }
   return {
     algorithm_version: ALGORITHM_VERSION,

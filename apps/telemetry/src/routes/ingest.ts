@@ -1,4 +1,14 @@
-import { AppError, bearerToken, createRateLimiter, DataOf, ErrorResponse, errors, rateLimitHeaders, Uuid, type TokenVerifier } from '@clinic/http-kit';
+import {
+  AppError,
+  bearerToken,
+  createRateLimiter,
+  DataOf,
+  ErrorResponse,
+  errors,
+  rateLimitHeaders,
+  Uuid,
+  type TokenVerifier,
+} from '@clinic/http-kit';
 import type { Redis } from 'ioredis';
 import type { Database } from '@clinic/db';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -23,7 +33,16 @@ export interface IngestDeps extends FinalizeDeps {
   redis?: Redis | null;
 }
 
-const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse, 429: ErrorResponse };
+const errs = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  413: ErrorResponse,
+  415: ErrorResponse,
+  429: ErrorResponse,
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function sessionCaller(deps: IngestDeps, request: FastifyRequest): Promise<SessionClaims> {
@@ -55,7 +74,9 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
     durationSeconds: deps.poseRateLimit.windowSeconds,
   });
   // Pose batches are binary (docs/telemetry.md); only this route takes them, with its own size limit.
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) =>
+    done(null, body),
+  );
 
   r.post(
     '/v1/pose/frames',
@@ -64,12 +85,17 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       schema: {
         operationId: 'ingestPoseFrames',
         summary: 'One pose batch (gzip, binary format of docs/telemetry.md); session token',
-        response: { 200: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })), 201: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })), ...errs },
+        response: {
+          200: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
+          201: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
+          ...errs,
+        },
       },
     },
     async (request, reply) => {
       const claims = await sessionCaller(deps, request);
-      if (!Buffer.isBuffer(request.body)) throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
+      if (!Buffer.isBuffer(request.body))
+        throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
       const limit = await poseLimiter.consume(claims.sessionId);
       reply.headers(rateLimitHeaders(limit));
       if (!limit.allowed) throw errors.rateLimited(limit.resetSeconds);
@@ -82,11 +108,19 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       }
       const n = batch.timestamps.length;
       const s = await ingestPose(deps.db, {
-        sessionId: claims.sessionId, userId: claims.userId, orgId: claims.orgId, seq: batch.seq, frames: n,
-        tFirst: batch.timestamps[0]!, tLast: batch.timestamps[n - 1]!, payload: request.body,
+        sessionId: claims.sessionId,
+        userId: claims.userId,
+        orgId: claims.orgId,
+        seq: batch.seq,
+        frames: n,
+        tFirst: batch.timestamps[0]!,
+        tLast: batch.timestamps[n - 1]!,
+        payload: request.body,
       });
       if (s !== 'stored' && s !== 'duplicate') refuse(s, 'biometric');
-      return reply.status(s === 'stored' ? 201 : 200).send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
+      return reply
+        .status(s === 'stored' ? 201 : 200)
+        .send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
     },
   );
 
@@ -103,7 +137,12 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
     async (request) => {
       const claims = await sessionCaller(deps, request);
       if (claims.sessionId !== request.params.id.toLowerCase()) throw errors.forbidden('This session token belongs to another session.');
-      const out = await finalizeSession(deps, claims.sessionId, { userId: claims.userId, orgId: claims.orgId }, { status: 'completed', reason: 'session_end' });
+      const out = await finalizeSession(
+        deps,
+        claims.sessionId,
+        { userId: claims.userId, orgId: claims.orgId },
+        { status: 'completed', reason: 'session_end' },
+      );
       return { data: out };
     },
   );
@@ -123,7 +162,8 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       if (!raw) throw errors.unauthorized();
       const token = await deps.userTokens.verify(raw);
       const org = request.headers['x-organization-id'];
-      if (typeof org !== 'string' || !UUID.test(org)) throw errors.validation({ 'X-Organization-ID': 'must be the uuid of the organization' }, 'X-Organization-ID is required.');
+      if (typeof org !== 'string' || !UUID.test(org))
+        throw errors.validation({ 'X-Organization-ID': 'must be the uuid of the organization' }, 'X-Organization-ID is required.');
       const body = request.body;
       const seqs = new Set(body.events.map((e) => e.seq));
       if (seqs.size !== body.events.length) throw errors.validation({ events: 'seq values must be unique within a batch' });
@@ -132,13 +172,16 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
         const userId = u.rows[0]?.id;
         // Not provisioned yet: the person has never used the core API, so it is no one's patient.
         if (!userId) return { status: 'not_patient', accepted: 0 };
-        const { rows } = await tx.query<{ status: string; accepted: number }>('select * from app.telemetry_ingest_media($1, $2, $3, $4, $5, $6::jsonb)', [
-          userId, org.toLowerCase(), body.media_session_id, body.exercise_id ?? null, body.video_id ?? null, JSON.stringify(body.events),
-        ]);
+        const { rows } = await tx.query<{ status: string; accepted: number }>(
+          'select * from app.telemetry_ingest_media($1, $2, $3, $4, $5, $6::jsonb)',
+          [userId, org.toLowerCase(), body.media_session_id, body.exercise_id ?? null, body.video_id ?? null, JSON.stringify(body.events)],
+        );
         return rows[0]!;
       });
       if (result.status !== 'ok') refuse(result.status, 'analytics');
-      return { data: { media_session_id: body.media_session_id, accepted: result.accepted, duplicates: body.events.length - result.accepted } };
+      return {
+        data: { media_session_id: body.media_session_id, accepted: result.accepted, duplicates: body.events.length - result.accepted },
+      };
     },
   );
 }

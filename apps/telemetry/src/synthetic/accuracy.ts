@@ -34,7 +34,15 @@ export function accuracyRows(seeds = [1, 2, 3]): AccuracyRow[] {
           const got = s.rom[j]?.range_deg;
           if (truth !== undefined && got != null) romError = Math.max(romError, Math.abs(got - truth));
         }
-        rows.push({ exercise, scenario, seed, trueReps: g.trueReps, reps: s.rep_count, romError: Math.round(romError * 10) / 10, formScore: s.form_score });
+        rows.push({
+          exercise,
+          scenario,
+          seed,
+          trueReps: g.trueReps,
+          reps: s.rep_count,
+          romError: Math.round(romError * 10) / 10,
+          formScore: s.form_score,
+        });
       }
     }
   }
@@ -51,4 +59,4 @@ export function formatTable(rows: AccuracyRow[]): string {
 }
 
 // `npx tsx apps/telemetry/src/synthetic/accuracy.ts` prints the table.
-if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(formatTable(accuracyRows()) + '\n');
+if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(`${formatTable(accuracyRows())}\n`);

@@ -209,7 +209,10 @@ export function generateSession(o: GenerateOptions): GeneratedSession {
 }
 
 /** Splits a session into one-second batches (the portal's cadence). */
-export function toBatches(s: { timestamps: number[]; data: Float32Array }): Array<{ seq: number; timestamps: number[]; data: Float32Array }> {
+export function toBatches(s: {
+  timestamps: number[];
+  data: Float32Array;
+}): Array<{ seq: number; timestamps: number[]; data: Float32Array }> {
   const out: Array<{ seq: number; timestamps: number[]; data: Float32Array }> = [];
   let start = 0;
   while (start < s.timestamps.length) {

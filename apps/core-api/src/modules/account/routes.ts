@@ -6,7 +6,14 @@ import type { Runtime } from '../../platform/runtime.ts';
 import type { Actor } from '../organizations/service.ts';
 import { deleteMe, leaveClinic } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['me'];
 const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
@@ -35,9 +42,9 @@ export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
         tags,
         summary: 'Stop being a patient of a clinic',
         description:
-          'In one transaction: the caller\'s patient record at the clinic is soft-deleted and every consent held there is ' +
+          "In one transaction: the caller's patient record at the clinic is soft-deleted and every consent held there is " +
           'withdrawn (org_terms and org_privacy_notice included, reason left_clinic). 404 not_found when the caller is not a ' +
-          'patient there. Onboarding again revives the record and asks for the clinic\'s consents again.',
+          "patient there. Onboarding again revives the record and asks for the clinic's consents again.",
         security: bearer,
         params: Type.Object({ org_id: Uuid }),
         response: { 200: DataOf(LeaveResult), ...errorResponses },
@@ -56,7 +63,7 @@ export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
       schema: {
         operationId: 'deleteMe',
         tags,
-        summary: 'Delete the caller\'s account (anonymise it everywhere)',
+        summary: "Delete the caller's account (anonymise it everywhere)",
         description:
           'In one transaction: every consent is withdrawn (platform_terms and platform_privacy_notice included, reason ' +
           'account_deleted), patient records are soft-deleted, memberships removed and the user row anonymised (email ' +

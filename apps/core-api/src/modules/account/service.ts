@@ -59,7 +59,14 @@ export async function leaveClinic(tx: Queryable, actor: Actor, orgId: string): P
  * member.removed in each organization concerned (so that each clinic's log shows it), and
  * `action` (user.deleted, user.erased) on the user in platform scope when the account was anonymised.
  */
-export async function auditErasure(tx: Queryable, actor: Actor, userId: string, r: EraseResult, action: string, cascade: string): Promise<void> {
+export async function auditErasure(
+  tx: Queryable,
+  actor: Actor,
+  userId: string,
+  r: EraseResult,
+  action: string,
+  cascade: string,
+): Promise<void> {
   await auditWithdrawals(tx, actor, r.withdrawn, cascade);
   for (const p of r.patients_deleted) {
     await insertAudit(tx, {

@@ -20,7 +20,12 @@ const GENESIS = '0'.repeat(64);
  */
 export async function verifyChain(db: Queryable, orgId: string | null): Promise<ChainReport> {
   const chain = orgId ?? NIL_UUID;
-  const report = (checked: number, broken?: ChainReport['broken']): ChainReport => ({ chain: orgId ?? 'platform', checked, ok: !broken, ...(broken ? { broken } : {}) });
+  const report = (checked: number, broken?: ChainReport['broken']): ChainReport => ({
+    chain: orgId ?? 'platform',
+    checked,
+    ok: !broken,
+    ...(broken ? { broken } : {}),
+  });
   let expectedSeq = 1;
   let prev = GENESIS;
   let checked = 0;
@@ -32,20 +37,31 @@ export async function verifyChain(db: Queryable, orgId: string | null): Promise<
     );
     for (const r of rows) {
       const seq = Number(r.chain_seq);
-      if (seq !== expectedSeq) return report(checked, { chain_seq: expectedSeq, id: null, reason: `entry ${expectedSeq} is missing (next is ${seq})` });
+      if (seq !== expectedSeq)
+        return report(checked, { chain_seq: expectedSeq, id: null, reason: `entry ${expectedSeq} is missing (next is ${seq})` });
       if (r.prev_hash !== prev) return report(checked, { chain_seq: seq, id: r.id, reason: 'prev_hash does not match the previous entry' });
-      const hash = createHash('sha256').update(r.prev_hash + r.canonical, 'utf8').digest('hex');
-      if (hash !== r.row_hash) return report(checked, { chain_seq: seq, id: r.id, reason: 'content does not match its hash (the entry was changed)' });
+      const hash = createHash('sha256')
+        .update(r.prev_hash + r.canonical, 'utf8')
+        .digest('hex');
+      if (hash !== r.row_hash)
+        return report(checked, { chain_seq: seq, id: r.id, reason: 'content does not match its hash (the entry was changed)' });
       prev = r.row_hash;
       expectedSeq++;
       checked++;
     }
     if (rows.length < PAGE) break;
   }
-  const head = await db.query<{ last_seq: number; last_hash: string }>('select last_seq, last_hash from audit_chain_heads where chain_id = $1', [chain]);
+  const head = await db.query<{ last_seq: number; last_hash: string }>(
+    'select last_seq, last_hash from audit_chain_heads where chain_id = $1',
+    [chain],
+  );
   const h = head.rows[0];
   if (h && (Number(h.last_seq) !== checked || h.last_hash !== prev)) {
-    return report(checked, { chain_seq: checked + 1, id: null, reason: `the chain head says ${h.last_seq} entries; entries after ${checked} are missing` });
+    return report(checked, {
+      chain_seq: checked + 1,
+      id: null,
+      reason: `the chain head says ${h.last_seq} entries; entries after ${checked} are missing`,
+    });
   }
   return report(checked);
 }

@@ -72,7 +72,12 @@ export function exportQuery(f: AuditFilter): { text: string; params: unknown[] }
 }
 
 /** One keyset page of the export: the rows strictly after `after` in export order. */
-export async function exportPage(tx: Queryable, f: AuditFilter, after: { created_at: Date; id: string } | null, limit: number): Promise<AuditRow[]> {
+export async function exportPage(
+  tx: Queryable,
+  f: AuditFilter,
+  after: { created_at: Date; id: string } | null,
+  limit: number,
+): Promise<AuditRow[]> {
   const w = auditWhere(f);
   if (after) w.add('(created_at, id) < (?, ?)', after.created_at, after.id);
   const { rows } = await tx.query<AuditRow>(

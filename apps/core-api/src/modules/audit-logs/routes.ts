@@ -32,7 +32,8 @@ function auditGate(...codes: string[]) {
       }
       return;
     }
-    for (const code of codes) if (!hasPermission(ctx, code)) throw errors.forbidden(`This needs the ${code} permission in the organization.`);
+    for (const code of codes)
+      if (!hasPermission(ctx, code)) throw errors.forbidden(`This needs the ${code} permission in the organization.`);
   };
 }
 

@@ -3,7 +3,13 @@ import { Type } from 'typebox';
 
 export const SCOPES = ['patient_list', 'patient_detail', 'audit_full', 'cross_org_lookup', 'org_management'] as const;
 export type BreakGlassScope = (typeof SCOPES)[number];
-export const REASON_CATEGORIES = ['support_ticket', 'security_incident', 'dsar_routing', 'fraud_investigation', 'platform_engineering'] as const;
+export const REASON_CATEGORIES = [
+  'support_ticket',
+  'security_incident',
+  'dsar_routing',
+  'fraud_investigation',
+  'platform_engineering',
+] as const;
 
 /** Spec 8: default 1 hour, maximum 4 hours. */
 export const DEFAULT_MINUTES = 60;
@@ -16,9 +22,15 @@ export const OpenSessionBody = Type.Object(
     organization_id: Uuid,
     scope: union(SCOPES),
     reason_category: union(REASON_CATEGORIES),
-    reason_text: Type.String({ minLength: 10, maxLength: 2000, description: 'Why the access is needed, in words an auditor at the clinic can follow.' }),
+    reason_text: Type.String({
+      minLength: 10,
+      maxLength: 2000,
+      description: 'Why the access is needed, in words an auditor at the clinic can follow.',
+    }),
     reason_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Ticket or incident reference.' })),
-    expires_in_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_MINUTES, default: DEFAULT_MINUTES, description: 'Default 60, at most 240.' })),
+    expires_in_minutes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_MINUTES, default: DEFAULT_MINUTES, description: 'Default 60, at most 240.' }),
+    ),
   },
   { additionalProperties: false },
 );

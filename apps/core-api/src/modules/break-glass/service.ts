@@ -44,9 +44,14 @@ export function breakGlassRequired(orgId: string, scope: BreakGlassScope, messag
 }
 
 function breakGlassExpired(session: SessionRow): AppError {
-  return new AppError(410, 'break_glass_expired', `The break-glass session ${session.id} expired at ${session.expires_at.toISOString()}; open a new one to continue.`, {
-    extra: { session_id: session.id, expired_at: session.expires_at, elevation: elevationForm(session.organization_id, session.scope) },
-  });
+  return new AppError(
+    410,
+    'break_glass_expired',
+    `The break-glass session ${session.id} expired at ${session.expires_at.toISOString()}; open a new one to continue.`,
+    {
+      extra: { session_id: session.id, expired_at: session.expires_at, elevation: elevationForm(session.organization_id, session.scope) },
+    },
+  );
 }
 
 /** POST /v1/break-glass/sessions: the session and its audit entry, in the organization's own trail. */

@@ -111,7 +111,8 @@ export async function insertVersion(
     );
     return rows[0]!;
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.conflict('version_conflict', 'Another version of this purpose was published at the same time; retry.');
+    if (isUniqueViolation(err))
+      throw errors.conflict('version_conflict', 'Another version of this purpose was published at the same time; retry.');
     throw err;
   }
 }
@@ -153,12 +154,7 @@ export async function findActiveRow(tx: Queryable, id: string, patientProfileId:
  * previous row active as history, and the state after a withdrawal must be "withdrawn", not the
  * superseded grant. Returns the withdrawn rows.
  */
-export async function withdrawActive(
-  tx: Queryable,
-  row: LedgerRow,
-  by: string,
-  reason: string | null,
-): Promise<LedgerRow[]> {
+export async function withdrawActive(tx: Queryable, row: LedgerRow, by: string, reason: string | null): Promise<LedgerRow[]> {
   const { rows } = await tx.query<LedgerRow>(
     `update consent_ledger set withdrawn_at = now(), withdrawn_by_principal_id = $4, withdrawal_reason = $5
      where patient_profile_id = $1 and purpose_code = $2 and organization_id is not distinct from $3 and withdrawn_at is null
@@ -179,7 +175,12 @@ export async function ledgerRows(tx: Queryable, patientProfileId: string, orgId?
   return rows;
 }
 
-export async function hasActiveConsent(tx: Queryable, patientProfileId: string, orgId: string | null, purposeCode: string): Promise<boolean> {
+export async function hasActiveConsent(
+  tx: Queryable,
+  patientProfileId: string,
+  orgId: string | null,
+  purposeCode: string,
+): Promise<boolean> {
   const { rows } = await tx.query<{ ok: boolean }>(
     `select exists (select 1 from consent_ledger
        where patient_profile_id = $1 and organization_id is not distinct from $2 and purpose_code = $3 and withdrawn_at is null) as ok`,
@@ -204,7 +205,10 @@ export async function patientOrgIds(tx: Queryable, userId: string): Promise<stri
 }
 
 /** See app.onboard_patient: the caller's patients row at the organization, created or revived. */
-export async function onboardPatientRow(tx: Queryable, orgId: string): Promise<{ patient_id: string; status: 'created' | 'revived' | 'existing' }> {
+export async function onboardPatientRow(
+  tx: Queryable,
+  orgId: string,
+): Promise<{ patient_id: string; status: 'created' | 'revived' | 'existing' }> {
   try {
     const { rows } = await tx.query<{ patient_id: string; status: 'created' | 'revived' | 'existing' }>(
       'select patient_id, status from app.onboard_patient($1)',
@@ -223,4 +227,3 @@ export async function onboardPatientRow(tx: Queryable, orgId: string): Promise<{
     throw err;
   }
 }
-

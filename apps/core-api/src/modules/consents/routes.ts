@@ -37,7 +37,15 @@ import {
   withdrawMine,
 } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 412: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  412: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['consents'];
 const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
@@ -81,7 +89,7 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
         summary: 'The consent purpose catalog with the latest texts to render',
         description:
           'Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), ' +
-          'that clinic\'s latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while ' +
+          "that clinic's latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while " +
           'consents are missing (412 elsewhere).',
         security: bearer,
         response: { 200: Type.Object({ data: Type.Array(ConsentPurpose) }), ...errorResponses },
@@ -128,7 +136,8 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'publishPlatformConsentVersion',
         tags,
         summary: 'Publish the next platform default version of a purpose (superadmin)',
-        description: 'Superadmins only. Publishing a new version of a required purpose makes every caller accept it again (412 consent_required).',
+        description:
+          'Superadmins only. Publishing a new version of a required purpose makes every caller accept it again (412 consent_required).',
         security: bearer,
         params: PurposeParams,
         body: PublishVersionBody,
@@ -194,8 +203,9 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       schema: {
         operationId: 'withdrawMyConsent',
         tags,
-        summary: 'Withdraw one of the caller\'s active consents',
-        description: '409 not_withdrawable when the purpose does not rest on consent; 404 not_found when no active row of the caller has this id.',
+        summary: "Withdraw one of the caller's active consents",
+        description:
+          '409 not_withdrawable when the purpose does not rest on consent; 404 not_found when no active row of the caller has this id.',
         security: bearer,
         params: Type.Object({ id: Uuid }),
         body: WithdrawBody,
@@ -245,7 +255,8 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'listPatientConsents',
         tags,
         summary: "A patient's consents at the organization (staff)",
-        description: 'Needs consents.view_org. Same shape as GET /v1/me/consents, limited to the organization. patient_id is the patient record id.',
+        description:
+          'Needs consents.view_org. Same shape as GET /v1/me/consents, limited to the organization. patient_id is the patient record id.',
         security: bearer,
         params: PatientParams,
         response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }), ...errorResponses },
@@ -302,7 +313,11 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       const actor = actorOf(request);
       const { org_id, patient_id, id } = request.params;
       const reason = request.body.withdrawal_reason ?? null;
-      return { data: await request.inTx((tx) => staffWithdraw(tx, actor, org_id.toLowerCase(), patient_id.toLowerCase(), id.toLowerCase(), reason)) };
+      return {
+        data: await request.inTx((tx) =>
+          staffWithdraw(tx, actor, org_id.toLowerCase(), patient_id.toLowerCase(), id.toLowerCase(), reason),
+        ),
+      };
     },
   );
 }

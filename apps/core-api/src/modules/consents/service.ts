@@ -49,7 +49,8 @@ export async function consentCatalog(tx: Queryable, orgId: string | null): Promi
 function checkBodies(bodies: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [lang, text] of Object.entries(bodies)) {
-    if (!LANGUAGE_TAG.test(lang)) throw errors.validation({ body_translations: `"${lang}" is not a language code such as en, ro or pt-BR` });
+    if (!LANGUAGE_TAG.test(lang))
+      throw errors.validation({ body_translations: `"${lang}" is not a language code such as en, ro or pt-BR` });
     if (typeof text !== 'string' || !text.trim()) throw errors.validation({ body_translations: `the ${lang} text must not be blank` });
     out[lang] = text;
   }
@@ -154,8 +155,10 @@ async function grant(
       continue;
     }
     if (g.source_form_id && g.source !== 'form') at('source_form_id', 'set only when source is form');
-    if (purpose.scope === 'platform' && g.organization_id !== null) at('organization_id', `${g.purpose_code} is platform-scope: organization_id must be null`);
-    if (purpose.scope === 'org' && g.organization_id === null) at('organization_id', `${g.purpose_code} is organization-scope: name the organization`);
+    if (purpose.scope === 'platform' && g.organization_id !== null)
+      at('organization_id', `${g.purpose_code} is platform-scope: organization_id must be null`);
+    if (purpose.scope === 'org' && g.organization_id === null)
+      at('organization_id', `${g.purpose_code} is organization-scope: name the organization`);
     if (opts.onlyOrg && g.organization_id !== opts.onlyOrg) at('organization_id', 'must be the organization of the path');
     const key = `${g.organization_id ?? '-'}:${g.purpose_code}`;
     if (seen.has(key)) at('purpose_code', 'granted twice in this batch');
@@ -194,7 +197,10 @@ async function withdraw(tx: Queryable, actor: Actor, row: LedgerRow | null, reas
   if (!row) throw errors.notFound('No active consent with this id.');
   const purpose = (await findPurpose(tx, row.purpose_code))!;
   if (!purpose.withdrawable) {
-    throw errors.conflict('not_withdrawable', `${row.purpose_code} rests on ${purpose.legal_basis.replace('_', ' ')}, not on consent: it cannot be withdrawn by toggle.`);
+    throw errors.conflict(
+      'not_withdrawable',
+      `${row.purpose_code} rests on ${purpose.legal_basis.replace('_', ' ')}, not on consent: it cannot be withdrawn by toggle.`,
+    );
   }
   const withdrawn = await withdrawActive(tx, row, actor.ctx.principalId, reason);
   for (const w of withdrawn) await auditChange(tx, actor, w, 'withdrawn');
@@ -219,11 +225,15 @@ function group(purposes: PurposeRow[], keys: { orgId: string | null; code: strin
       scope: p.scope,
       legal_basis: p.legal_basis,
       withdrawable: p.withdrawable,
-      current: active ? { id: active.id, purpose_version: active.purpose_version, granted_at: active.granted_at, source: active.source } : null,
+      current: active
+        ? { id: active.id, purpose_version: active.purpose_version, granted_at: active.granted_at, source: active.source }
+        : null,
       history,
     };
   });
-  return out.sort((a, b) => (a.organization_id ?? '').localeCompare(b.organization_id ?? '') || a.purpose_code.localeCompare(b.purpose_code));
+  return out.sort(
+    (a, b) => (a.organization_id ?? '').localeCompare(b.organization_id ?? '') || a.purpose_code.localeCompare(b.purpose_code),
+  );
 }
 
 // --- The person's own routes (spec 4.6)
@@ -231,7 +241,9 @@ function group(purposes: PurposeRow[], keys: { orgId: string | null; code: strin
 export async function myConsents(tx: Queryable, actor: Actor): Promise<ConsentGroup[]> {
   const me = actor.ctx.principalId;
   const [purposes, orgIds, rows] = await Promise.all([listPurposes(tx), patientOrgIds(tx, me), ledgerRows(tx, me)]);
-  const keys = purposes.flatMap((p): { orgId: string | null; code: string }[] => (p.scope === 'platform' ? [{ orgId: null, code: p.code }] : orgIds.map((orgId) => ({ orgId, code: p.code }))));
+  const keys = purposes.flatMap((p): { orgId: string | null; code: string }[] =>
+    p.scope === 'platform' ? [{ orgId: null, code: p.code }] : orgIds.map((orgId) => ({ orgId, code: p.code })),
+  );
   return group(purposes, keys, rows);
 }
 
@@ -277,7 +289,14 @@ export async function staffGrant(
   return grant(tx, actor, userId, inputs, { patientAt: () => true, onlyOrg: orgId });
 }
 
-export async function staffWithdraw(tx: Queryable, actor: Actor, orgId: string, patientId: string, id: string, reason: string | null): Promise<LedgerRow> {
+export async function staffWithdraw(
+  tx: Queryable,
+  actor: Actor,
+  orgId: string,
+  patientId: string,
+  id: string,
+  reason: string | null,
+): Promise<LedgerRow> {
   const userId = await personOf(tx, patientId);
   return withdraw(tx, actor, await findActiveRow(tx, id, userId, orgId), reason);
 }
@@ -309,8 +328,10 @@ export async function onboardPatient(tx: Queryable, actor: Actor, orgId: string,
       break;
     }
   }
-  if (Object.keys(fields).length) throw errors.validation(fields, 'Onboarding must accept the clinic\'s required purposes; see fields.');
-  const consents = await grant(tx, actor, actor.ctx.principalId, grants, { patientAt: (id) => id === orgId || actor.ctx.patientOrgIds.includes(id) });
+  if (Object.keys(fields).length) throw errors.validation(fields, "Onboarding must accept the clinic's required purposes; see fields.");
+  const consents = await grant(tx, actor, actor.ctx.principalId, grants, {
+    patientAt: (id) => id === orgId || actor.ctx.patientOrgIds.includes(id),
+  });
   await insertAudit(tx, {
     organizationId: orgId,
     actorUserId: actor.ctx.principalId,

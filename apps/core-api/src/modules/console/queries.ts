@@ -25,7 +25,11 @@ export async function listPatients(tx: Queryable, orgId: string, page: Paginatio
   return { rows, total: count.rows[0]!.total };
 }
 
-export async function findPatient(tx: Queryable, orgId: string, id: string): Promise<(ConsolePatient & { preferred_language: string | null; last_activity: Date | null }) | null> {
+export async function findPatient(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+): Promise<(ConsolePatient & { preferred_language: string | null; last_activity: Date | null }) | null> {
   const { rows } = await tx.query<ConsolePatient & { preferred_language: string | null; last_activity: Date | null }>(
     `select ${PATIENT}, u.preferred_language, u.last_activity from patients p join users u on u.id = p.user_id
      where p.organization_id = $1 and p.id = $2`,
@@ -64,7 +68,11 @@ export interface Affiliation {
  * Cross-organization lookup: the user with this email, only if it is staff or a patient at `orgId`
  * (the session's organization is where the question comes from), and every organization it is tied to.
  */
-export async function lookupUser(tx: Queryable, orgId: string, email: string): Promise<{ user_id: string; email: string; affiliations: Affiliation[] } | null> {
+export async function lookupUser(
+  tx: Queryable,
+  orgId: string,
+  email: string,
+): Promise<{ user_id: string; email: string; affiliations: Affiliation[] } | null> {
   const { rows } = await tx.query<{ user_id: string; email: string; affiliations: Affiliation[] }>(
     `with u as (
        select u.id, u.email from users u

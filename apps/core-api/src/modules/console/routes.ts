@@ -8,12 +8,20 @@ import { listAuditLogs } from '../audit-logs/service.ts';
 import { auditUnderSession, requireBreakGlass } from '../break-glass/service.ts';
 import { findPatient, listMembers, listPatients, lookupUser } from './queries.ts';
 
-const errorResponses = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 410: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  410: ErrorResponse,
+  422: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['console'];
 const ORG = '/v1/console/organizations/:org_id';
 const nullable = (s: ReturnType<typeof Type.String> | typeof Timestamp) => Type.Union([s, Type.Null()]);
-const gateDoc = 'Superadmin with an open break-glass session for this organization and scope; otherwise 403 break_glass_required (with the elevation form) or 410 break_glass_expired. Audited with action_context break_glass.';
+const gateDoc =
+  'Superadmin with an open break-glass session for this organization and scope; otherwise 403 break_glass_required (with the elevation form) or 410 break_glass_expired. Audited with action_context break_glass.';
 
 const Patient = Type.Object({
   id: Uuid,
@@ -24,13 +32,22 @@ const Patient = Type.Object({
   deleted_at: nullable(Timestamp),
   created_at: Timestamp,
 });
-const PatientDetail = Type.Object({ ...Patient.properties, preferred_language: nullable(Type.String()), last_activity: nullable(Timestamp) });
+const PatientDetail = Type.Object({
+  ...Patient.properties,
+  preferred_language: nullable(Type.String()),
+  last_activity: nullable(Timestamp),
+});
 const Member = Type.Object({ user_id: Uuid, email: Type.String(), kind: Type.String(), role_code: Type.String(), created_at: Timestamp });
 const Lookup = Type.Object({
   user_id: Uuid,
   email: Type.String(),
   affiliations: Type.Array(
-    Type.Object({ organization_id: Uuid, organization_name: Type.String(), relation: Type.String(), role_code: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Object({
+      organization_id: Uuid,
+      organization_name: Type.String(),
+      relation: Type.String(),
+      role_code: Type.Union([Type.String(), Type.Null()]),
+    }),
   ),
 });
 const OrgParams = Type.Object({ org_id: Uuid });
@@ -47,13 +64,28 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
     {
       config,
       onRequest: [requireBreakGlass('patient_list')],
-      schema: { operationId: 'consoleListPatients', tags, summary: "List an organization's patients (break-glass: patient_list)", description: gateDoc, security: bearer, params: OrgParams, querystring: PageQuery, response: { 200: ListOf(Patient), ...errorResponses } },
+      schema: {
+        operationId: 'consoleListPatients',
+        tags,
+        summary: "List an organization's patients (break-glass: patient_list)",
+        description: gateDoc,
+        security: bearer,
+        params: OrgParams,
+        querystring: PageQuery,
+        response: { 200: ListOf(Patient), ...errorResponses },
+      },
     },
     async (request) =>
       request.inTx(async (tx) => {
         const page = parsePagination(request.query);
         const { rows, total } = await listPatients(tx, request.params.org_id, page);
-        await auditUnderSession(tx, request, 'console.patients_listed', { type: 'organization', id: request.params.org_id }, { page: page.page, count: rows.length });
+        await auditUnderSession(
+          tx,
+          request,
+          'console.patients_listed',
+          { type: 'organization', id: request.params.org_id },
+          { page: page.page, count: rows.length },
+        );
         return listEnvelope(rows, page, total);
       }),
   );
@@ -63,7 +95,15 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
     {
       config,
       onRequest: [requireBreakGlass('patient_detail')],
-      schema: { operationId: 'consoleGetPatient', tags, summary: 'Read one patient (break-glass: patient_detail)', description: gateDoc, security: bearer, params: Type.Object({ org_id: Uuid, patient_id: Uuid }), response: { 200: DataOf(PatientDetail), ...errorResponses } },
+      schema: {
+        operationId: 'consoleGetPatient',
+        tags,
+        summary: 'Read one patient (break-glass: patient_detail)',
+        description: gateDoc,
+        security: bearer,
+        params: Type.Object({ org_id: Uuid, patient_id: Uuid }),
+        response: { 200: DataOf(PatientDetail), ...errorResponses },
+      },
     },
     async (request) =>
       request.inTx(async (tx) => {
@@ -79,12 +119,27 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
     {
       config,
       onRequest: [requireBreakGlass('audit_full')],
-      schema: { operationId: 'consoleListAuditLogs', tags, summary: "Read an organization's full audit log (break-glass: audit_full)", description: `${gateDoc} Same filters and sort as GET /v1/audit-logs.`, security: bearer, params: OrgParams, querystring: AuditListQuery, response: { 200: ListOf(AuditLog), ...errorResponses } },
+      schema: {
+        operationId: 'consoleListAuditLogs',
+        tags,
+        summary: "Read an organization's full audit log (break-glass: audit_full)",
+        description: `${gateDoc} Same filters and sort as GET /v1/audit-logs.`,
+        security: bearer,
+        params: OrgParams,
+        querystring: AuditListQuery,
+        response: { 200: ListOf(AuditLog), ...errorResponses },
+      },
     },
     async (request) =>
       request.inTx(async (tx) => {
         const list = await listAuditLogs(tx, request.params.org_id, request.query);
-        await auditUnderSession(tx, request, 'console.audit_log_viewed', { type: 'organization', id: request.params.org_id }, { query: request.query });
+        await auditUnderSession(
+          tx,
+          request,
+          'console.audit_log_viewed',
+          { type: 'organization', id: request.params.org_id },
+          { query: request.query },
+        );
         return list;
       }),
   );
@@ -94,13 +149,28 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
     {
       config,
       onRequest: [requireBreakGlass('org_management')],
-      schema: { operationId: 'consoleListMembers', tags, summary: "List an organization's staff (break-glass: org_management)", description: gateDoc, security: bearer, params: OrgParams, querystring: PageQuery, response: { 200: ListOf(Member), ...errorResponses } },
+      schema: {
+        operationId: 'consoleListMembers',
+        tags,
+        summary: "List an organization's staff (break-glass: org_management)",
+        description: gateDoc,
+        security: bearer,
+        params: OrgParams,
+        querystring: PageQuery,
+        response: { 200: ListOf(Member), ...errorResponses },
+      },
     },
     async (request) =>
       request.inTx(async (tx) => {
         const page = parsePagination(request.query);
         const { rows, total } = await listMembers(tx, request.params.org_id, page);
-        await auditUnderSession(tx, request, 'console.members_listed', { type: 'organization', id: request.params.org_id }, { page: page.page, count: rows.length });
+        await auditUnderSession(
+          tx,
+          request,
+          'console.members_listed',
+          { type: 'organization', id: request.params.org_id },
+          { page: page.page, count: rows.length },
+        );
         return listEnvelope(rows, page, total);
       }),
   );
@@ -125,7 +195,13 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       request.inTx(async (tx) => {
         const found = await lookupUser(tx, request.params.org_id, request.query.email.trim());
         if (!found) throw errors.notFound('No staff member or patient of this organization has this email.');
-        await auditUnderSession(tx, request, 'console.user_looked_up', { type: 'user', id: found.user_id }, { organizations: found.affiliations.length });
+        await auditUnderSession(
+          tx,
+          request,
+          'console.user_looked_up',
+          { type: 'user', id: found.user_id },
+          { organizations: found.affiliations.length },
+        );
         return { data: found };
       }),
   );

@@ -12,11 +12,16 @@ import type { Actor } from '../organizations/service.ts';
 
 /** The organization in scope; a superadmin without X-Organization-ID is told to send one. */
 export function orgOf(ctx: RequestContext): string {
-  if (!ctx.orgId) throw errors.validation({ 'X-Organization-ID': 'required: name the organization this acts on' }, 'No organization in scope.');
+  if (!ctx.orgId)
+    throw errors.validation({ 'X-Organization-ID': 'required: name the organization this acts on' }, 'No organization in scope.');
   return ctx.orgId;
 }
 
-export const actorOf = (request: FastifyRequest): Actor & { orgId: string } => ({ ctx: request.ctx!, ip: request.ip, orgId: orgOf(request.ctx!) });
+export const actorOf = (request: FastifyRequest): Actor & { orgId: string } => ({
+  ctx: request.ctx!,
+  ip: request.ip,
+  orgId: orgOf(request.ctx!),
+});
 
 /** Staff of the organization in scope (a membership row, spec 5.7) or a superadmin. */
 export const requireStaff = requireStaffGate();
@@ -24,8 +29,23 @@ export const requireStaff = requireStaffGate();
 /** A patient caller: no staff membership and no superadmin, acting by row ownership (spec 5.8). */
 export const isPatientCaller = (ctx: RequestContext): boolean => !ctx.isSuperadmin && !ctx.isStaff && ctx.isPatient;
 
-export function audit(tx: Queryable, actor: Actor & { orgId: string }, action: string, entityType: string, id: string, data: Record<string, unknown>) {
-  return insertAudit(tx, { organizationId: actor.orgId, actorUserId: actor.ctx.principalId, action, entityType, entityId: id, data, ip: actor.ip });
+export function audit(
+  tx: Queryable,
+  actor: Actor & { orgId: string },
+  action: string,
+  entityType: string,
+  id: string,
+  data: Record<string, unknown>,
+) {
+  return insertAudit(tx, {
+    organizationId: actor.orgId,
+    actorUserId: actor.ctx.principalId,
+    action,
+    entityType,
+    entityId: id,
+    data,
+    ip: actor.ip,
+  });
 }
 
 /** A domain event of the organization in scope, in the transaction of the change (events/emit.ts). */

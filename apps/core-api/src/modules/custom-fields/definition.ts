@@ -67,7 +67,9 @@ export function valueProblem(def: Pick<FieldDefinition, 'field_type' | 'options'
     case 'select':
       return typeof value === 'string' && def.options.includes(value) ? null : `must be one of: ${def.options.join(', ')}`;
     case 'multi_select':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string' && def.options.includes(v)) && new Set(value).size === value.length
+      return Array.isArray(value) &&
+        value.every((v) => typeof v === 'string' && def.options.includes(v)) &&
+        new Set(value).size === value.length
         ? null
         : `must be a list of distinct values from: ${def.options.join(', ')}`;
     default:

@@ -28,7 +28,8 @@ const COLUMNS = `id, organization_id, entity_type, key, label, field_type, optio
 function conflict(err: unknown): never {
   if (isUniqueViolation(err)) {
     const detail = String((err as { constraint?: string; message?: string }).constraint ?? (err as Error).message);
-    if (detail.includes('system_key')) throw errors.conflict('system_key_taken', 'A live field of this entity type already has this system_key.');
+    if (detail.includes('system_key'))
+      throw errors.conflict('system_key_taken', 'A live field of this entity type already has this system_key.');
     throw errors.conflict('custom_field_key_taken', 'A live field of this entity type already uses this key; choose another key.');
   }
   throw err;
@@ -53,7 +54,12 @@ export async function insertField(
   }
 }
 
-export async function findField(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CustomFieldRow | null> {
+export async function findField(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<CustomFieldRow | null> {
   const { rows } = await tx.query<CustomFieldRow>(
     `select ${COLUMNS} from custom_fields where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
     [id, orgId],
@@ -90,7 +96,13 @@ export async function softDeleteField(tx: Queryable, orgId: string, id: string):
   return rows[0] ?? null;
 }
 
-export async function insertVersion(tx: Queryable, orgId: string, row: CustomFieldRow, principalId: string, snapshot: FieldDefinition): Promise<void> {
+export async function insertVersion(
+  tx: Queryable,
+  orgId: string,
+  row: CustomFieldRow,
+  principalId: string,
+  snapshot: FieldDefinition,
+): Promise<void> {
   await tx.query(
     `insert into custom_field_versions (organization_id, custom_field_id, version, fields_snapshot, published_at, published_by_principal_id)
      values ($1, $2, $3, $4::jsonb, $5, $6)`,
@@ -98,7 +110,13 @@ export async function insertVersion(tx: Queryable, orgId: string, row: CustomFie
   );
 }
 
-export async function listVersions(tx: Queryable, orgId: string, id: string, page: Pagination, orderSql: string): Promise<{ rows: VersionRow[]; total: number }> {
+export async function listVersions(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  page: Pagination,
+  orderSql: string,
+): Promise<{ rows: VersionRow[]; total: number }> {
   const count = await tx.query<{ total: number }>(
     'select count(*)::int as total from custom_field_versions where custom_field_id = $1 and organization_id = $2',
     [id, orgId],
@@ -127,7 +145,13 @@ export interface FieldFilter {
   created: DateRange;
 }
 
-export async function listFields(tx: Queryable, orgId: string, f: FieldFilter, sort: Sort, page: Pagination): Promise<{ rows: CustomFieldRow[]; total: number }> {
+export async function listFields(
+  tx: Queryable,
+  orgId: string,
+  f: FieldFilter,
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: CustomFieldRow[]; total: number }> {
   const where = new SqlWhere()
     .add('organization_id = ?', orgId)
     .add('deleted_at is null')
@@ -155,7 +179,11 @@ export interface PublishedField extends FieldDefinition {
  * The latest published version of each live field of an entity type (or of the given ids): what
  * records are validated against and what a new form snapshots (spec 2.10). Drafts are never used.
  */
-export async function latestPublished(tx: Queryable, orgId: string, by: { entityType?: EntityType; ids?: string[] }): Promise<PublishedField[]> {
+export async function latestPublished(
+  tx: Queryable,
+  orgId: string,
+  by: { entityType?: EntityType; ids?: string[] },
+): Promise<PublishedField[]> {
   const where = new SqlWhere().add('f.organization_id = ?', orgId).add('f.deleted_at is null').optional('f.entity_type = ?', by.entityType);
   if (by.ids) where.add('f.id = any(?::uuid[])', by.ids);
   const { rows } = await tx.query<{ custom_field_id: string; version: number; fields: FieldDefinition }>(

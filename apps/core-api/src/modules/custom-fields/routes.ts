@@ -4,10 +4,27 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/pipeline.ts';
 import { actorOf, orgOf, requireStaff } from './access.ts';
-import { CreateFieldBody, CustomField, CustomFieldVersion, FieldListQuery, IdParams, RollbackBody, UpdateFieldBody, VersionListQuery, VersionParams } from './schemas.ts';
+import {
+  CreateFieldBody,
+  CustomField,
+  CustomFieldVersion,
+  FieldListQuery,
+  IdParams,
+  RollbackBody,
+  UpdateFieldBody,
+  VersionListQuery,
+  VersionParams,
+} from './schemas.ts';
 import * as svc from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['custom-fields'];
 const manage = requirePermission('custom_fields.manage');
@@ -17,92 +34,176 @@ const scoped = 'The organization is the one in scope (X-Organization-ID).';
 export function customFieldRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.post('/v1/custom-fields', {
-    config: { idempotent: true },
-    onRequest: [manage],
-    schema: {
-      operationId: 'createCustomField', tags, security: bearer, summary: 'Create a custom field (published, version 1)',
-      description: `Needs custom_fields.manage. The version 1 snapshot is archived. 409 custom_field_key_taken, system_key_taken. Honours Idempotency-Key. ${scoped}`,
-      body: CreateFieldBody, response: { 201: DataOf(CustomField), ...errorResponses },
+  r.post(
+    '/v1/custom-fields',
+    {
+      config: { idempotent: true },
+      onRequest: [manage],
+      schema: {
+        operationId: 'createCustomField',
+        tags,
+        security: bearer,
+        summary: 'Create a custom field (published, version 1)',
+        description: `Needs custom_fields.manage. The version 1 snapshot is archived. 409 custom_field_key_taken, system_key_taken. Honours Idempotency-Key. ${scoped}`,
+        body: CreateFieldBody,
+        response: { 201: DataOf(CustomField), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    return reply.status(201).send({ data: await request.inTx((tx) => svc.createField(tx, actor, request.body)) });
-  });
-
-  r.get('/v1/custom-fields', {
-    onRequest: [requireStaff],
-    schema: {
-      operationId: 'listCustomFields', tags, security: bearer, summary: 'List the live custom fields (any staff member)',
-      description: `Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before. ${scoped}`,
-      querystring: FieldListQuery, response: { 200: ListOf(CustomField), ...errorResponses, 422: ErrorResponse },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      return reply.status(201).send({ data: await request.inTx((tx) => svc.createField(tx, actor, request.body)) });
     },
-  }, async (request) => request.inTx((tx) => svc.listFields(tx, orgOf(request.ctx!), request.query)));
+  );
 
-  r.get('/v1/custom-fields/:id', {
-    onRequest: [requireStaff],
-    schema: { operationId: 'getCustomField', tags, security: bearer, summary: 'Read a custom field (current state, draft or published)', params: IdParams, response: { 200: DataOf(CustomField), ...errorResponses } },
-  }, async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgOf(request.ctx!), request.params.id)) }));
-
-  r.patch('/v1/custom-fields/:id', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'updateCustomField', tags, security: bearer, summary: 'Edit the field as a draft (same version)',
-      description: 'Needs custom_fields.manage. The field becomes a draft edited in place; new forms and records keep using the last published version.',
-      params: IdParams, body: UpdateFieldBody, response: { 200: DataOf(CustomField), ...errorResponses },
+  r.get(
+    '/v1/custom-fields',
+    {
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'listCustomFields',
+        tags,
+        security: bearer,
+        summary: 'List the live custom fields (any staff member)',
+        description: `Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before. ${scoped}`,
+        querystring: FieldListQuery,
+        response: { 200: ListOf(CustomField), ...errorResponses, 422: ErrorResponse },
+      },
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.updateField(tx, actor, request.params.id, request.body)) };
-  });
+    async (request) => request.inTx((tx) => svc.listFields(tx, orgOf(request.ctx!), request.query)),
+  );
 
-  r.delete('/v1/custom-fields/:id', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'deleteCustomField', tags, security: bearer, summary: 'Delete a custom field (soft)',
-      description: 'Needs custom_fields.manage. Version snapshots and the snapshots inside forms survive.',
-      params: IdParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+  r.get(
+    '/v1/custom-fields/:id',
+    {
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'getCustomField',
+        tags,
+        security: bearer,
+        summary: 'Read a custom field (current state, draft or published)',
+        params: IdParams,
+        response: { 200: DataOf(CustomField), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    await request.inTx((tx) => svc.deleteField(tx, actor, request.params.id));
-    return reply.status(204).send(null);
-  });
+    async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgOf(request.ctx!), request.params.id)) }),
+  );
 
-  r.post('/v1/custom-fields/:id/publish', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'publishCustomField', tags, security: bearer, summary: 'Publish the draft as the next version',
-      description: 'Needs custom_fields.manage. No body. 409 already_published when there is no draft.',
-      params: IdParams, response: { 200: DataOf(CustomField), ...errorResponses },
+  r.patch(
+    '/v1/custom-fields/:id',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'updateCustomField',
+        tags,
+        security: bearer,
+        summary: 'Edit the field as a draft (same version)',
+        description:
+          'Needs custom_fields.manage. The field becomes a draft edited in place; new forms and records keep using the last published version.',
+        params: IdParams,
+        body: UpdateFieldBody,
+        response: { 200: DataOf(CustomField), ...errorResponses },
+      },
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.publishField(tx, actor, request.params.id)) };
-  });
-
-  r.post('/v1/custom-fields/:id/rollback', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'rollbackCustomField', tags, security: bearer, summary: 'Restore a version as the draft',
-      description: 'Needs custom_fields.manage. 404 when the version does not exist. Publishing the draft makes the next version number.',
-      params: IdParams, body: RollbackBody, response: { 200: DataOf(CustomField), ...errorResponses },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.updateField(tx, actor, request.params.id, request.body)) };
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.rollbackField(tx, actor, request.params.id, request.body.version)) };
-  });
+  );
 
-  r.get('/v1/custom-fields/:id/versions', {
-    onRequest: [requireStaff],
-    schema: {
-      operationId: 'listCustomFieldVersions', tags, security: bearer, summary: 'Published versions, newest first (any staff member)',
-      params: IdParams, querystring: VersionListQuery, response: { 200: ListOf(CustomFieldVersion), ...errorResponses, 422: ErrorResponse },
+  r.delete(
+    '/v1/custom-fields/:id',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'deleteCustomField',
+        tags,
+        security: bearer,
+        summary: 'Delete a custom field (soft)',
+        description: 'Needs custom_fields.manage. Version snapshots and the snapshots inside forms survive.',
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
     },
-  }, async (request) => request.inTx((tx) => svc.listFieldVersions(tx, orgOf(request.ctx!), request.params.id, request.query)));
+    async (request, reply) => {
+      const actor = actorOf(request);
+      await request.inTx((tx) => svc.deleteField(tx, actor, request.params.id));
+      return reply.status(204).send(null);
+    },
+  );
 
-  r.get('/v1/custom-fields/:id/versions/:version', {
-    onRequest: [requireStaff],
-    schema: { operationId: 'getCustomFieldVersion', tags, security: bearer, summary: 'One published version (any staff member)', params: VersionParams, response: { 200: DataOf(CustomFieldVersion), ...errorResponses } },
-  }, async (request) => ({ data: await request.inTx((tx) => svc.getFieldVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)) }));
+  r.post(
+    '/v1/custom-fields/:id/publish',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'publishCustomField',
+        tags,
+        security: bearer,
+        summary: 'Publish the draft as the next version',
+        description: 'Needs custom_fields.manage. No body. 409 already_published when there is no draft.',
+        params: IdParams,
+        response: { 200: DataOf(CustomField), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.publishField(tx, actor, request.params.id)) };
+    },
+  );
+
+  r.post(
+    '/v1/custom-fields/:id/rollback',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'rollbackCustomField',
+        tags,
+        security: bearer,
+        summary: 'Restore a version as the draft',
+        description: 'Needs custom_fields.manage. 404 when the version does not exist. Publishing the draft makes the next version number.',
+        params: IdParams,
+        body: RollbackBody,
+        response: { 200: DataOf(CustomField), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.rollbackField(tx, actor, request.params.id, request.body.version)) };
+    },
+  );
+
+  r.get(
+    '/v1/custom-fields/:id/versions',
+    {
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'listCustomFieldVersions',
+        tags,
+        security: bearer,
+        summary: 'Published versions, newest first (any staff member)',
+        params: IdParams,
+        querystring: VersionListQuery,
+        response: { 200: ListOf(CustomFieldVersion), ...errorResponses, 422: ErrorResponse },
+      },
+    },
+    async (request) => request.inTx((tx) => svc.listFieldVersions(tx, orgOf(request.ctx!), request.params.id, request.query)),
+  );
+
+  r.get(
+    '/v1/custom-fields/:id/versions/:version',
+    {
+      onRequest: [requireStaff],
+      schema: {
+        operationId: 'getCustomFieldVersion',
+        tags,
+        security: bearer,
+        summary: 'One published version (any staff member)',
+        params: VersionParams,
+        response: { 200: DataOf(CustomFieldVersion), ...errorResponses },
+      },
+    },
+    async (request) => ({
+      data: await request.inTx((tx) => svc.getFieldVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)),
+    }),
+  );
 }

@@ -24,10 +24,21 @@ const definitionOf = (r: q.CustomFieldRow): FieldDefinition => snapshotOf(r);
 
 /** Spec 3.1 (none) -> published, version 1; the version 1 snapshot is archived in the same transaction. */
 export async function createField(tx: Queryable, actor: OrgActor, body: CreateFieldInput): Promise<q.CustomFieldRow> {
-  const d = checkDefinition({ key: body.key, label: body.label, field_type: body.field_type, options: body.options ?? [], private: body.private ?? false });
+  const d = checkDefinition({
+    key: body.key,
+    label: body.label,
+    field_type: body.field_type,
+    options: body.options ?? [],
+    private: body.private ?? false,
+  });
   const row = await q.insertField(tx, actor.orgId, body.entity_type, d, body.system_key ?? null);
   await q.insertVersion(tx, actor.orgId, row, actor.ctx.principalId, definitionOf(row));
-  await audit(tx, actor, 'custom_field.created', 'custom_field', row.id, { entity_type: row.entity_type, system_key: row.system_key, version: 1, fields: definitionOf(row) });
+  await audit(tx, actor, 'custom_field.created', 'custom_field', row.id, {
+    entity_type: row.entity_type,
+    system_key: row.system_key,
+    version: 1,
+    fields: definitionOf(row),
+  });
   await emit(tx, actor.orgId, 'custom_field.published', { id: row.id, entity_type: row.entity_type, version: 1 });
   return row;
 }
@@ -75,8 +86,13 @@ export async function updateField(tx: Queryable, actor: OrgActor, id: string, bo
 export async function publishField(tx: Queryable, actor: OrgActor, id: string): Promise<q.CustomFieldRow> {
   const current = await q.findField(tx, actor.orgId, id, { forUpdate: true });
   if (!current) throw notFound();
-  if (current.published) throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the field first.`);
-  const row = await q.saveField(tx, actor.orgId, id, definitionOf(current), { version: current.version + 1, published: true, publishedNow: true });
+  if (current.published)
+    throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the field first.`);
+  const row = await q.saveField(tx, actor.orgId, id, definitionOf(current), {
+    version: current.version + 1,
+    published: true,
+    publishedNow: true,
+  });
   await q.insertVersion(tx, actor.orgId, row, actor.ctx.principalId, definitionOf(row));
   await audit(tx, actor, 'custom_field.published', 'custom_field', id, { version: row.version, fields: definitionOf(row) });
   await emit(tx, actor.orgId, 'custom_field.published', { id, entity_type: row.entity_type, version: row.version });
@@ -107,7 +123,12 @@ export async function deleteField(tx: Queryable, actor: OrgActor, id: string): P
   await emit(tx, actor.orgId, 'custom_field.deleted', { id, entity_type: row.entity_type });
 }
 
-export async function listFieldVersions(tx: Queryable, orgId: string, id: string, query: Record<string, unknown>): Promise<ListEnvelope<q.VersionRow>> {
+export async function listFieldVersions(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<q.VersionRow>> {
   await getField(tx, orgId, id);
   const page = parsePagination(query);
   const sort = parseSort(query.sort, VERSION_SORT, '-version', 'version');

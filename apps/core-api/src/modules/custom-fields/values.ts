@@ -27,14 +27,23 @@ export function presentValues(stored: StoredValues, fields: PublishedField[], hi
  * fields; values must fit their type (null clears). With `hidePrivate` (a patient caller) private
  * fields are unknown keys, and their stored values are kept as they are.
  */
-export function replaceValues(stored: StoredValues, input: Record<string, unknown>, fields: PublishedField[], hidePrivate: boolean): StoredValues {
+export function replaceValues(
+  stored: StoredValues,
+  input: Record<string, unknown>,
+  fields: PublishedField[],
+  hidePrivate: boolean,
+): StoredValues {
   const byKey = new Map(fields.filter((f) => !(hidePrivate && f.private)).map((f) => [f.key, f]));
   const problems: Record<string, string> = {};
   const out: StoredValues = {};
-  if (hidePrivate) for (const f of fields) if (f.private && Object.hasOwn(stored, f.custom_field_id)) out[f.custom_field_id] = stored[f.custom_field_id];
+  if (hidePrivate)
+    for (const f of fields) if (f.private && Object.hasOwn(stored, f.custom_field_id)) out[f.custom_field_id] = stored[f.custom_field_id];
   for (const [key, value] of Object.entries(input)) {
     const f = byKey.get(key);
-    if (!f) { problems[`custom_fields.${key}`] = 'is not a published custom field of this record type'; continue; }
+    if (!f) {
+      problems[`custom_fields.${key}`] = 'is not a published custom field of this record type';
+      continue;
+    }
     const why = valueProblem(f, value);
     if (why) problems[`custom_fields.${key}`] = why;
     else if (value !== null) out[f.custom_field_id] = value;

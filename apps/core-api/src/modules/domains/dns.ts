@@ -1,10 +1,7 @@
 import { promises as dns } from 'node:dns';
 
 /** What a TXT lookup found: the records (each one's character-strings joined), none, or a failure. */
-export type TxtAnswer =
-  | { status: 'found'; records: string[] }
-  | { status: 'none' }
-  | { status: 'failed'; code: string };
+export type TxtAnswer = { status: 'found'; records: string[] } | { status: 'none' } | { status: 'failed'; code: string };
 
 export type TxtLookup = (name: string) => Promise<TxtAnswer>;
 
@@ -27,7 +24,9 @@ export function createTxtLookup(opts: TxtLookupOptions): TxtLookup {
     try {
       resolver.setServers([...opts.servers]);
     } catch (err) {
-      throw new Error(`DNS_SERVERS must be IP addresses, optionally with :port (got "${opts.servers.join(',')}"): ${(err as Error).message}`);
+      throw new Error(
+        `DNS_SERVERS must be IP addresses, optionally with :port (got "${opts.servers.join(',')}"): ${(err as Error).message}`,
+      );
     }
   }
   return async (name) => {

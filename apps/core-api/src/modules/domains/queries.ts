@@ -22,7 +22,10 @@ export async function listDomains(tx: Queryable, orgId: string): Promise<DomainR
 }
 
 export async function findDomain(tx: Queryable, orgId: string, id: string): Promise<DomainRow | null> {
-  const { rows } = await tx.query<DomainRow>(`select ${COLUMNS} from organization_domains where id = $1 and organization_id = $2`, [id, orgId]);
+  const { rows } = await tx.query<DomainRow>(`select ${COLUMNS} from organization_domains where id = $1 and organization_id = $2`, [
+    id,
+    orgId,
+  ]);
   return rows[0] ?? null;
 }
 

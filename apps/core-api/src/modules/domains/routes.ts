@@ -9,7 +9,14 @@ import { createTxtLookup } from './dns.ts';
 import { AddDomainBody, Domain, DomainParams, VerifyResult } from './schemas.ts';
 import { addDomain, deleteDomain, listDomains, verifyDomain, type DomainDeps } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['domains'];
 const gate = requirePermission('organizations.manage_domains');

@@ -32,7 +32,8 @@ export const AddDomainBody = Type.Object(
     domain: Type.String({
       minLength: 1,
       maxLength: 300,
-      description: 'A host name such as clinic.example.com: no scheme, port or path, not an IP address. Stored in lower case (international names in their xn-- form), a trailing dot removed.',
+      description:
+        'A host name such as clinic.example.com: no scheme, port or path, not an IP address. Stored in lower case (international names in their xn-- form), a trailing dot removed.',
       examples: ['book.example-clinic.com'],
     }),
   },

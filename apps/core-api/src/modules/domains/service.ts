@@ -48,11 +48,14 @@ export function normalizeDomain(input: string): string {
   const raw = input.trim();
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw invalid('give the host name only, without a scheme such as https://');
   const host = raw.endsWith('.') ? raw.slice(0, -1) : raw;
-  if (isIP(host) || isIP(host.replace(/^\[(.*)\]$/, '$1'))) throw invalid('IP addresses cannot be custom domains; give a host name such as clinic.example.com');
+  if (isIP(host) || isIP(host.replace(/^\[(.*)\]$/, '$1')))
+    throw invalid('IP addresses cannot be custom domains; give a host name such as clinic.example.com');
   if (/[\s/?#@:\\]/.test(host)) throw invalid('give the host name only: no port, path, user or spaces');
   const ascii = domainToASCII(host);
   if (!ascii || !HOSTNAME.test(ascii)) {
-    throw invalid('must be a host name such as clinic.example.com: labels of letters, digits and hyphens, at least one dot, a top-level domain of letters');
+    throw invalid(
+      'must be a host name such as clinic.example.com: labels of letters, digits and hyphens, at least one dot, a top-level domain of letters',
+    );
   }
   return ascii;
 }
@@ -62,7 +65,13 @@ export async function listDomains(tx: Queryable, deps: Pick<DomainDeps, 'prefix'
 }
 
 /** POST .../domains: a domain belongs to one organization at most (409 domain_taken otherwise). */
-export async function addDomain(tx: Queryable, deps: Pick<DomainDeps, 'prefix'>, actor: Actor, orgId: string, input: string): Promise<DomainView> {
+export async function addDomain(
+  tx: Queryable,
+  deps: Pick<DomainDeps, 'prefix'>,
+  actor: Actor,
+  orgId: string,
+  input: string,
+): Promise<DomainView> {
   const domain = normalizeDomain(input);
   const token = `clinic-verification=${randomBytes(16).toString('hex')}`;
   const result = await insertDomain(tx, orgId, domain, token);
@@ -99,7 +108,11 @@ export async function deleteDomain(tx: Queryable, actor: Actor, orgId: string, d
     data: { domain: row.domain, was_verified: row.verified_at !== null },
     ip: actor.ip,
   });
-  await emitEvent(tx, { organizationId: orgId, type: 'domain.deleted', data: { organization_id: orgId, domain_id: row.id, domain: row.domain } });
+  await emitEvent(tx, {
+    organizationId: orgId,
+    type: 'domain.deleted',
+    data: { organization_id: orgId, domain_id: row.id, domain: row.domain },
+  });
 }
 
 export type VerifyView = DomainView & { reason?: string };
@@ -108,7 +121,8 @@ function notVerifiedReason(view: DomainView, answer: TxtAnswer): string {
   const { name, value } = view.verification;
   const publish = `Publish a TXT record at ${name} with the value "${value}", allow time for DNS to propagate, then verify again.`;
   if (answer.status === 'none') return `No TXT record was found at ${name}. ${publish}`;
-  if (answer.status === 'found') return `The TXT records at ${name} (${answer.records.length} found) do not include the expected value. ${publish}`;
+  if (answer.status === 'found')
+    return `The TXT records at ${name} (${answer.records.length} found) do not include the expected value. ${publish}`;
   return `The DNS lookup of ${name} failed (${answer.code}); this is often temporary. ${publish}`;
 }
 
@@ -141,7 +155,11 @@ export async function verifyDomain(inTx: InTx, deps: DomainDeps, actor: Actor, o
       data: { domain: updated.domain, record_name: view.verification.name },
       ip: actor.ip,
     });
-    await emitEvent(tx, { organizationId: orgId, type: 'domain.verified', data: { organization_id: orgId, domain_id: updated.id, domain: updated.domain } });
+    await emitEvent(tx, {
+      organizationId: orgId,
+      type: 'domain.verified',
+      data: { organization_id: orgId, domain_id: updated.id, domain: updated.domain },
+    });
     return updated;
   });
   if (!verified) throw errors.notFound('No domain with this id in this organization.');

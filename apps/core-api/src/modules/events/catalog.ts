@@ -34,7 +34,7 @@ export const EVENT_CATALOG: EventType[] = [
   },
   {
     type: 'member.removed',
-    emittedBy: 'DELETE /v1/organizations/{id}/members/{userId}; deleting one\'s account',
+    emittedBy: "DELETE /v1/organizations/{id}/members/{userId}; deleting one's account",
     description: 'A staff membership ended.',
     data: { user_id: 'the former member' },
   },
@@ -78,7 +78,13 @@ export const EVENT_CATALOG: EventType[] = [
     type: 'consent.granted',
     emittedBy: 'POST /v1/me/consents, staff grants, onboarding',
     description: 'A patient granted a consent purpose at the organization (one event per ledger row).',
-    data: { consent_id: 'the ledger row', patient_profile_id: 'the patient profile', purpose_code: 'the purpose', purpose_version: 'its version', source: 'how it was given' },
+    data: {
+      consent_id: 'the ledger row',
+      patient_profile_id: 'the patient profile',
+      purpose_code: 'the purpose',
+      purpose_version: 'its version',
+      source: 'how it was given',
+    },
   },
   {
     type: 'consent.withdrawn',
@@ -139,29 +145,67 @@ export const EVENT_CATALOG: EventType[] = [
     description: 'The draft of a form template changed.',
     data: { id: 'the template', version: 'its version', published: 'false', rolled_back_to: 'the restored version (rollback only)' },
   },
-  { type: 'form_template.deleted', emittedBy: 'DELETE /v1/form-templates/{id}', description: 'A form template was deleted.', data: { id: 'the template' } },
+  {
+    type: 'form_template.deleted',
+    emittedBy: 'DELETE /v1/form-templates/{id}',
+    description: 'A form template was deleted.',
+    data: { id: 'the template' },
+  },
   {
     type: 'form.created',
     emittedBy: 'POST /v1/forms',
     description: 'A form was created for a patient from the latest published template version.',
-    data: { id: 'the form', patient_id: 'the patient record', form_template_id: 'the template', template_version: 'the version snapshotted' },
+    data: {
+      id: 'the form',
+      patient_id: 'the patient record',
+      form_template_id: 'the template',
+      template_version: 'the version snapshotted',
+    },
   },
-  { type: 'form.updated', emittedBy: 'PATCH /v1/forms/{id}', description: 'Values of a pending form changed.', data: { id: 'the form', patient_id: 'the patient record' } },
+  {
+    type: 'form.updated',
+    emittedBy: 'PATCH /v1/forms/{id}',
+    description: 'Values of a pending form changed.',
+    data: { id: 'the form', patient_id: 'the patient record' },
+  },
   {
     type: 'form.signed',
     emittedBy: 'POST /v1/forms/{id}/sign',
     description: 'A form was signed and is now immutable.',
     data: { id: 'the form', patient_id: 'the patient record', form_template_id: 'the template' },
   },
-  { type: 'form.deleted', emittedBy: 'DELETE /v1/forms/{id}', description: 'An unsigned form was deleted.', data: { id: 'the form', patient_id: 'the patient record' } },
-  { type: 'form.file_added', emittedBy: 'POST /v1/forms/{id}/files', description: 'A file was attached to a form.', data: { id: 'the form', file_id: 'the file' } },
-  { type: 'form.file_removed', emittedBy: 'DELETE /v1/forms/{id}/files/{fileId}', description: 'A file was removed from an unsigned form.', data: { id: 'the form', file_id: 'the file' } },
+  {
+    type: 'form.deleted',
+    emittedBy: 'DELETE /v1/forms/{id}',
+    description: 'An unsigned form was deleted.',
+    data: { id: 'the form', patient_id: 'the patient record' },
+  },
+  {
+    type: 'form.file_added',
+    emittedBy: 'POST /v1/forms/{id}/files',
+    description: 'A file was attached to a form.',
+    data: { id: 'the form', file_id: 'the file' },
+  },
+  {
+    type: 'form.file_removed',
+    emittedBy: 'DELETE /v1/forms/{id}/files/{fileId}',
+    description: 'A file was removed from an unsigned form.',
+    data: { id: 'the form', file_id: 'the file' },
+  },
   // Issue 9: the composer.
   {
     type: 'exercise.render_ready',
     emittedBy: 'the composer, when the delivery provider has the video ready',
     description: "A composed exercise video is playable (organization exercises only; the platform library's renders have no subscribers).",
-    data: { render_id: 'the render', exercise_id: 'the exercise', recipe_hash: 'its recipe hash', language: 'its language', asset_version: 'the asset version', stream_video_id: 'provider id', playback_hls_url: 'HLS URL' },
+    data: {
+      render_id: 'the render',
+      exercise_id: 'the exercise',
+      recipe_hash: 'its recipe hash',
+      language: 'its language',
+      asset_version: 'the asset version',
+      stream_video_id: 'provider id',
+      playback_hls_url: 'HLS URL',
+    },
   },
   {
     type: 'webhook_subscription.disabled',
@@ -178,11 +222,33 @@ export const EVENT_CATALOG: EventType[] = [
 ];
 
 /** created / updated / deleted entries of one resource. */
-function crud(resource: string, what: string, create: string, update: string, del: string, data: Record<'created' | 'updated' | 'deleted', Record<string, string>>): EventType[] {
+function crud(
+  resource: string,
+  what: string,
+  create: string,
+  update: string,
+  del: string,
+  data: Record<'created' | 'updated' | 'deleted', Record<string, string>>,
+): EventType[] {
   return [
-    { type: `${resource}.created`, emittedBy: create, description: `${what[0]!.toUpperCase()}${what.slice(1)} was created.`, data: data.created },
-    { type: `${resource}.updated`, emittedBy: update, description: `${what[0]!.toUpperCase()}${what.slice(1)} changed.`, data: data.updated },
-    { type: `${resource}.deleted`, emittedBy: del, description: `${what[0]!.toUpperCase()}${what.slice(1)} was deleted.`, data: data.deleted },
+    {
+      type: `${resource}.created`,
+      emittedBy: create,
+      description: `${what[0]!.toUpperCase()}${what.slice(1)} was created.`,
+      data: data.created,
+    },
+    {
+      type: `${resource}.updated`,
+      emittedBy: update,
+      description: `${what[0]!.toUpperCase()}${what.slice(1)} changed.`,
+      data: data.updated,
+    },
+    {
+      type: `${resource}.deleted`,
+      emittedBy: del,
+      description: `${what[0]!.toUpperCase()}${what.slice(1)} was deleted.`,
+      data: data.deleted,
+    },
   ];
 }
 

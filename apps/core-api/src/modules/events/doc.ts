@@ -6,7 +6,8 @@ import { EVENT_CATALOG, INTERNAL_TYPES } from './catalog.ts';
  */
 export function eventsMarkdown(): string {
   const rows = EVENT_CATALOG.map(
-    (e) => `| \`${e.type}\` | ${e.description} | ${e.emittedBy} | ${['organization_id', ...Object.keys(e.data)].map((k) => `\`${k}\``).join(', ')} |`,
+    (e) =>
+      `| \`${e.type}\` | ${e.description} | ${e.emittedBy} | ${['organization_id', ...Object.keys(e.data)].map((k) => `\`${k}\``).join(', ')} |`,
   );
   return `# Domain events and webhook deliveries
 

@@ -2,11 +2,17 @@ import { EVENT_CATALOG } from './catalog.ts';
 
 const SIGNATURE_HEADERS = [
   { name: 'X-Webhook-Event', description: 'The event type.' },
-  { name: 'X-Webhook-Signature', description: '`sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1).' },
+  {
+    name: 'X-Webhook-Signature',
+    description: '`sha256=<lowercase hex HMAC-SHA256 of the raw body>`, keyed with the signing secret (spec 6.1).',
+  },
   { name: 'X-Webhook-Signature-Previous', description: 'During a secret rotation overlap only: the same, keyed with the previous secret.' },
   { name: 'webhook-id', description: 'Standard Webhooks: the event id (same on every retry).' },
   { name: 'webhook-timestamp', description: 'Standard Webhooks: Unix seconds of this attempt.' },
-  { name: 'webhook-signature', description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap.' },
+  {
+    name: 'webhook-signature',
+    description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; two, space-separated, during a rotation overlap.',
+  },
 ];
 
 /**
@@ -24,7 +30,13 @@ export function webhooksSection(): Record<string, any> {
           summary: e.description,
           description: `Emitted by: ${e.emittedBy}. Verify a signature over the raw body before parsing it, answer 2xx quickly, and de-duplicate on \`id\`.`,
           tags: ['webhook events'],
-          parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: 'header', required: h.name !== 'X-Webhook-Signature-Previous', description: h.description, schema: { type: 'string' } })),
+          parameters: SIGNATURE_HEADERS.map((h) => ({
+            name: h.name,
+            in: 'header',
+            required: h.name !== 'X-Webhook-Signature-Previous',
+            description: h.description,
+            schema: { type: 'string' },
+          })),
           requestBody: {
             required: true,
             content: {

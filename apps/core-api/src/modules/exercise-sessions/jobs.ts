@@ -15,7 +15,15 @@ export const SILENCE_MINUTES = 10;
 /** Spec 8 retention. */
 export const RETENTION = { mediaMetrics: '2 years', poseAggregates: '7 years', replayBlobs: '6 months' } as const;
 
-interface Rep { index: number; start_ms: number; end_ms: number; range_deg: number; peak_deg: number; tempo_s: number; score: number }
+interface Rep {
+  index: number;
+  start_ms: number;
+  end_ms: number;
+  range_deg: number;
+  peak_deg: number;
+  tempo_s: number;
+  score: number;
+}
 interface EndedData {
   session_id: string;
   organization_id: string;
@@ -23,7 +31,16 @@ interface EndedData {
   exercise_id: string;
   status: string;
   ended_at: string;
-  result: null | { rep_count: number; form_score: number | null; rom: unknown; algorithm_version: string; duration_s: number; frames: number; valid_frames: number; reps: Rep[] };
+  result: null | {
+    rep_count: number;
+    form_score: number | null;
+    rom: unknown;
+    algorithm_version: string;
+    duration_s: number;
+    frames: number;
+    valid_frames: number;
+    reps: Rep[];
+  };
 }
 
 /**
@@ -39,15 +56,39 @@ export async function handleSessionEnded(deps: Pick<ExerciseSessionJobDeps, 'db'
       `insert into pose_session_metrics (session_id, organization_id, patient_user_id, exercise_id, status, rep_count, form_score, rom,
          algorithm_version, duration_s, frames, valid_frames, ended_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13) on conflict (session_id) do nothing`,
-      [d.session_id, d.organization_id, d.patient_user_id, d.exercise_id, d.status, r?.rep_count ?? 0, r?.form_score ?? null,
-       JSON.stringify(r?.rom ?? {}), r?.algorithm_version ?? 'none', r?.duration_s ?? 0, r?.frames ?? 0, r?.valid_frames ?? 0, d.ended_at],
+      [
+        d.session_id,
+        d.organization_id,
+        d.patient_user_id,
+        d.exercise_id,
+        d.status,
+        r?.rep_count ?? 0,
+        r?.form_score ?? null,
+        JSON.stringify(r?.rom ?? {}),
+        r?.algorithm_version ?? 'none',
+        r?.duration_s ?? 0,
+        r?.frames ?? 0,
+        r?.valid_frames ?? 0,
+        d.ended_at,
+      ],
     );
     if (ins.rowCount === 0) return;
     for (const rep of r?.reps ?? []) {
       await tx.query(
         `insert into pose_rep_metrics (session_id, rep_index, organization_id, patient_user_id, start_ms, end_ms, range_deg, peak_deg, tempo_s, score)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
-        [d.session_id, rep.index, d.organization_id, d.patient_user_id, Math.round(rep.start_ms), Math.round(rep.end_ms), rep.range_deg, rep.peak_deg, rep.tempo_s, rep.score],
+        [
+          d.session_id,
+          rep.index,
+          d.organization_id,
+          d.patient_user_id,
+          Math.round(rep.start_ms),
+          Math.round(rep.end_ms),
+          rep.range_deg,
+          rep.peak_deg,
+          rep.tempo_s,
+          rep.score,
+        ],
       );
     }
     const score = r?.form_score ?? null;
@@ -62,7 +103,16 @@ export async function handleSessionEnded(deps: Pick<ExerciseSessionJobDeps, 'db'
          last_form_score = case when excluded.last_session_at >= coalesce(l.last_session_at, '-infinity') then excluded.last_form_score else l.last_form_score end,
          last_session_at = greatest(l.last_session_at, excluded.last_session_at),
          best_form_score = greatest(l.best_form_score, excluded.best_form_score), updated_at = now()`,
-      [d.organization_id, d.patient_user_id, d.exercise_id, d.status === 'completed' ? 1 : 0, r?.rep_count ?? 0, d.session_id, d.ended_at, score],
+      [
+        d.organization_id,
+        d.patient_user_id,
+        d.exercise_id,
+        d.status === 'completed' ? 1 : 0,
+        r?.rep_count ?? 0,
+        d.session_id,
+        d.ended_at,
+        score,
+      ],
     );
   });
 }
@@ -96,9 +146,15 @@ export async function sweepSilentSessions(deps: ExerciseSessionJobDeps, now = ne
 }
 
 /** Spec 8 retention: media metrics 2 years, pose aggregates 7 years, replay blobs 6 months. */
-export async function applyRetention(deps: ExerciseSessionJobDeps, now = new Date()): Promise<{ media: number; sessions: number; replays: number }> {
+export async function applyRetention(
+  deps: ExerciseSessionJobDeps,
+  now = new Date(),
+): Promise<{ media: number; sessions: number; replays: number }> {
   const at = now.toISOString();
-  const media = await deps.db.query(`delete from media_session_metrics where created_at < $1::timestamptz - interval '${RETENTION.mediaMetrics}'`, [at]);
+  const media = await deps.db.query(
+    `delete from media_session_metrics where created_at < $1::timestamptz - interval '${RETENTION.mediaMetrics}'`,
+    [at],
+  );
   const old = await deps.db.query<{ id: string; replay_key: string | null }>(
     `select id, replay_key from exercise_sessions where status in ('completed', 'incomplete') and ended_at < $1::timestamptz - interval '${RETENTION.replayBlobs}' and replay_key is not null limit 1000`,
     [at],
@@ -109,7 +165,10 @@ export async function applyRetention(deps: ExerciseSessionJobDeps, now = new Dat
     await deps.db.query('update exercise_sessions set replay_key = null, replay_deleted_at = now() where id = $1', [s.id]);
   }
   // Sessions cascade to their pose session and rep metrics.
-  const sessions = await deps.db.query(`delete from exercise_sessions where ended_at < $1::timestamptz - interval '${RETENTION.poseAggregates}'`, [at]);
+  const sessions = await deps.db.query(
+    `delete from exercise_sessions where ended_at < $1::timestamptz - interval '${RETENTION.poseAggregates}'`,
+    [at],
+  );
   return { media: media.rowCount, sessions: sessions.rowCount, replays: old.rows.length };
 }
 

@@ -15,7 +15,8 @@ export interface SessionRow {
   movement: unknown;
 }
 
-const COLS = 'id, organization_id, patient_user_id, exercise_id, status, end_reason, started_at, ended_at, batches_received, frames_received, replay_key, movement';
+const COLS =
+  'id, organization_id, patient_user_id, exercise_id, status, end_reason, started_at, ended_at, batches_received, frames_received, replay_key, movement';
 
 /** A published exercise the caller can see, with its movement definition (null: not scorable). */
 export async function scorableExercise(tx: Queryable, id: string): Promise<{ id: string; status: string; movement: unknown } | null> {
@@ -26,7 +27,13 @@ export async function scorableExercise(tx: Queryable, id: string): Promise<{ id:
   return rows[0] ?? null;
 }
 
-export async function insertSession(tx: Queryable, orgId: string, userId: string, exerciseId: string, movement: unknown): Promise<SessionRow> {
+export async function insertSession(
+  tx: Queryable,
+  orgId: string,
+  userId: string,
+  exerciseId: string,
+  movement: unknown,
+): Promise<SessionRow> {
   const { rows } = await tx.query<SessionRow>(
     `insert into exercise_sessions (organization_id, patient_user_id, exercise_id, movement) values ($1, $2, $3, $4::jsonb) returning ${COLS}`,
     [orgId, userId, exerciseId, JSON.stringify(movement)],

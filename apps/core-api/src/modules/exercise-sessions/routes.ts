@@ -16,10 +16,17 @@ const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: re
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()]);
 const Session = Type.Object({
-  id: Uuid, organization_id: Uuid, patient_user_id: Uuid, exercise_id: Uuid,
+  id: Uuid,
+  organization_id: Uuid,
+  patient_user_id: Uuid,
+  exercise_id: Uuid,
   status: Type.String({ description: 'active, ending, completed or incomplete' }),
-  end_reason: nullable(Type.String()), started_at: Timestamp, ended_at: nullable(Timestamp),
-  batches_received: Type.Integer(), frames_received: Type.Integer(), replay_available: Type.Boolean(),
+  end_reason: nullable(Type.String()),
+  started_at: Timestamp,
+  ended_at: nullable(Timestamp),
+  batches_received: Type.Integer(),
+  frames_received: Type.Integer(),
+  replay_available: Type.Boolean(),
 });
 const Started = Type.Object({ ...Session.properties, session_token: Type.String(), session_token_expires_at: Timestamp });
 const WithMetrics = Type.Object({ ...Session.properties, metrics: nullable(Type.Record(Type.String(), Type.Unknown())) });
@@ -34,78 +41,108 @@ async function requirePatient(request: FastifyRequest): Promise<void> {
 async function requireReader(request: FastifyRequest): Promise<void> {
   const ctx = request.ctx;
   if (!ctx) throw errors.unauthorized();
-  if (!(ctx.isPatient || hasPermission(ctx, 'telemetry.view_org'))) throw errors.forbidden('This needs the telemetry.view_org permission in the organization.');
+  if (!(ctx.isPatient || hasPermission(ctx, 'telemetry.view_org')))
+    throw errors.forbidden('This needs the telemetry.view_org permission in the organization.');
 }
 
 export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const signer = () => sessionSigner(rt.config);
 
-  r.post('/v1/exercise-sessions', {
-    config: { idempotent: true },
-    onRequest: [requirePatient, requireConsent('biometric')],
-    schema: {
-      operationId: 'startExerciseSession', tags, security: bearer,
-      summary: 'Start a pose session for the calling patient; returns a signed session token for the telemetry service',
-      description: 'The patient of the organization in scope (X-Organization-ID) with an active biometric consent (else 403 consent_required). The token (EdDSA JWT, docs/telemetry.md) authenticates POST /v1/pose/frames and POST /v1/sessions/{id}/end.',
-      body: Type.Object({ exercise_id: Uuid }, { additionalProperties: false }),
-      response: { 201: DataOf(Started), ...errs },
+  r.post(
+    '/v1/exercise-sessions',
+    {
+      config: { idempotent: true },
+      onRequest: [requirePatient, requireConsent('biometric')],
+      schema: {
+        operationId: 'startExerciseSession',
+        tags,
+        security: bearer,
+        summary: 'Start a pose session for the calling patient; returns a signed session token for the telemetry service',
+        description:
+          'The patient of the organization in scope (X-Organization-ID) with an active biometric consent (else 403 consent_required). The token (EdDSA JWT, docs/telemetry.md) authenticates POST /v1/pose/frames and POST /v1/sessions/{id}/end.',
+        body: Type.Object({ exercise_id: Uuid }, { additionalProperties: false }),
+        response: { 201: DataOf(Started), ...errs },
+      },
     },
-  }, async (request, reply) => {
-    const s = await signer();
-    const data = await request.inTx((tx) => startSession(tx, actorOf(request), s, request.body.exercise_id));
-    return reply.status(201).send({ data });
-  });
+    async (request, reply) => {
+      const s = await signer();
+      const data = await request.inTx((tx) => startSession(tx, actorOf(request), s, request.body.exercise_id));
+      return reply.status(201).send({ data });
+    },
+  );
 
-  r.get('/v1/exercise-sessions/:id', {
-    onRequest: [requireReader],
-    schema: {
-      operationId: 'getExerciseSession', tags, security: bearer,
-      summary: 'An exercise session and its aggregates (rep count, ROM, form score, reps)',
-      description: 'The patient who owns it, or staff with telemetry.view_org at its organization. `metrics` is null until the session has ended and been processed.',
-      params: Type.Object({ id: Uuid }),
-      response: { 200: DataOf(WithMetrics), ...errs },
+  r.get(
+    '/v1/exercise-sessions/:id',
+    {
+      onRequest: [requireReader],
+      schema: {
+        operationId: 'getExerciseSession',
+        tags,
+        security: bearer,
+        summary: 'An exercise session and its aggregates (rep count, ROM, form score, reps)',
+        description:
+          'The patient who owns it, or staff with telemetry.view_org at its organization. `metrics` is null until the session has ended and been processed.',
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(WithMetrics), ...errs },
+      },
     },
-  }, async (request) => ({ data: await request.inTx((tx) => getSession(tx, request.params.id)) }));
+    async (request) => ({ data: await request.inTx((tx) => getSession(tx, request.params.id)) }),
+  );
 
-  r.get('/v1/exercise-sessions/:id/replay', {
-    onRequest: [requireReader],
-    schema: {
-      operationId: 'getExerciseSessionReplay', tags, security: bearer,
-      summary: 'An expiring signed URL to the session\'s replay blob (gzip pose batches)',
-      params: Type.Object({ id: Uuid }),
-      response: { 200: DataOf(Type.Object({ url: Type.String(), expires_at: Timestamp })), ...errs },
+  r.get(
+    '/v1/exercise-sessions/:id/replay',
+    {
+      onRequest: [requireReader],
+      schema: {
+        operationId: 'getExerciseSessionReplay',
+        tags,
+        security: bearer,
+        summary: "An expiring signed URL to the session's replay blob (gzip pose batches)",
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(Type.Object({ url: Type.String(), expires_at: Timestamp })), ...errs },
+      },
     },
-  }, async (request) => {
-    const id = await request.inTx((tx) => replayOf(tx, request.params.id));
-    const { token, expiresAt } = await (await signer()).signReplay(id);
-    return { data: { url: `${rt.config.publicUrl}/v1/public/telemetry/replays/${id}?token=${token}`, expires_at: expiresAt } };
-  });
+    async (request) => {
+      const id = await request.inTx((tx) => replayOf(tx, request.params.id));
+      const { token, expiresAt } = await (await signer()).signReplay(id);
+      return { data: { url: `${rt.config.publicUrl}/v1/public/telemetry/replays/${id}?token=${token}`, expires_at: expiresAt } };
+    },
+  );
 
-  r.get('/v1/public/telemetry/jwks.json', {
-    config: { public: true },
-    schema: {
-      operationId: 'getTelemetryJwks', tags,
-      summary: 'Public keys that verify exercise-session tokens (for the telemetry service)',
-      response: { 200: Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }) },
+  r.get(
+    '/v1/public/telemetry/jwks.json',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getTelemetryJwks',
+        tags,
+        summary: 'Public keys that verify exercise-session tokens (for the telemetry service)',
+        response: { 200: Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) }) },
+      },
     },
-  }, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    return (await signer()).jwks;
-  });
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return (await signer()).jwks;
+    },
+  );
 
   // The signed URL itself: no bearer token, the signature is the credential (like a pre-signed S3 URL).
-  r.get('/v1/public/telemetry/replays/:id', {
-    config: { public: true },
-    schema: { hide: true, params: Type.Object({ id: Uuid }), querystring: Type.Object({ token: Type.String({ maxLength: 2000 }) }) },
-  }, async (request, reply) => {
-    const sid = await (await signer()).verifyReplay(request.query.token);
-    if (sid !== request.params.id) throw errors.forbidden('This link is invalid or has expired; ask for a new one.');
-    const key = await replayKeyOf(rt, sid);
-    const stream = key ? await rt.assets.get(key) : null;
-    if (!stream) throw errors.notFound('The replay is no longer available.');
-    return reply.header('content-type', 'application/gzip').header('cache-control', 'private, no-store').send(stream);
-  });
+  r.get(
+    '/v1/public/telemetry/replays/:id',
+    {
+      config: { public: true },
+      schema: { hide: true, params: Type.Object({ id: Uuid }), querystring: Type.Object({ token: Type.String({ maxLength: 2000 }) }) },
+    },
+    async (request, reply) => {
+      const sid = await (await signer()).verifyReplay(request.query.token);
+      if (sid !== request.params.id) throw errors.forbidden('This link is invalid or has expired; ask for a new one.');
+      const key = await replayKeyOf(rt, sid);
+      const stream = key ? await rt.assets.get(key) : null;
+      if (!stream) throw errors.notFound('The replay is no longer available.');
+      return reply.header('content-type', 'application/gzip').header('cache-control', 'private, no-store').send(stream);
+    },
+  );
 }
 
 /** The replay key of a session, read as the owner: the signed token already proved access (spec 5.3: one row, one column). */

@@ -11,10 +11,19 @@ const notFound = () => errors.notFound('No exercise session with this id is visi
 export async function startSession(tx: Queryable, actor: Actor, signer: SessionSigner, exerciseId: string) {
   const orgId = actor.ctx.orgId!;
   const ex = await scorableExercise(tx, exerciseId);
-  if (!ex || ex.status !== 'published') throw errors.notFound('No published exercise with this id is visible to you.');
-  if (!ex.movement) throw errors.conflict('exercise_not_scorable', 'This exercise has no movement definition, so pose telemetry cannot score it.');
+  if (ex?.status !== 'published') throw errors.notFound('No published exercise with this id is visible to you.');
+  if (!ex.movement)
+    throw errors.conflict('exercise_not_scorable', 'This exercise has no movement definition, so pose telemetry cannot score it.');
   const row = await insertSession(tx, orgId, actor.ctx.principalId, exerciseId, ex.movement);
-  await insertAudit(tx, { organizationId: orgId, actorUserId: actor.ctx.principalId, action: 'exercise_session.started', entityType: 'exercise_session', entityId: row.id, data: { exercise_id: exerciseId }, ip: actor.ip });
+  await insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action: 'exercise_session.started',
+    entityType: 'exercise_session',
+    entityId: row.id,
+    data: { exercise_id: exerciseId },
+    ip: actor.ip,
+  });
   const token = await signer.sign({ userId: actor.ctx.principalId, sessionId: row.id, orgId, exerciseId });
   return { ...view(row), session_token: token.token, session_token_expires_at: token.expiresAt };
 }

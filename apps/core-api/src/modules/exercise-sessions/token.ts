@@ -1,4 +1,14 @@
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { createHash } from 'node:crypto';
 import { SESSION_TOKEN_ALG, SESSION_TOKEN_AUDIENCE, SESSION_TOKEN_ISSUER } from '@clinic/telemetry/tokens.ts';
 import type { Config } from '../../config.ts';
@@ -31,7 +41,10 @@ async function build(config: Config): Promise<SessionSigner> {
   }
   const key = await importJWK({ ...privateJwk, alg: SESSION_TOKEN_ALG }, SESSION_TOKEN_ALG);
   const { d: _d, ...pub } = privateJwk;
-  const kid = createHash('sha256').update(JSON.stringify({ crv: pub.crv, kty: pub.kty, x: pub.x })).digest('base64url').slice(0, 16);
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: pub.crv, kty: pub.kty, x: pub.x }))
+    .digest('base64url')
+    .slice(0, 16);
   const jwks: JSONWebKeySet = { keys: [{ ...pub, kid, alg: SESSION_TOKEN_ALG, use: 'sig' }] };
   const keys = createLocalJWKSet(jwks);
   const ttl = config.telemetry.sessionTokenTtlSeconds;
@@ -42,19 +55,31 @@ async function build(config: Config): Promise<SessionSigner> {
       const exp = Math.floor(Date.now() / 1000) + ttl;
       const token = await new SignJWT({ sid: c.sessionId, org: c.orgId, exercise: c.exerciseId })
         .setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid, typ: 'JWT' })
-        .setIssuer(SESSION_TOKEN_ISSUER).setAudience(SESSION_TOKEN_AUDIENCE).setSubject(c.userId)
-        .setIssuedAt().setExpirationTime(exp).sign(key);
+        .setIssuer(SESSION_TOKEN_ISSUER)
+        .setAudience(SESSION_TOKEN_AUDIENCE)
+        .setSubject(c.userId)
+        .setIssuedAt()
+        .setExpirationTime(exp)
+        .sign(key);
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async signReplay(sessionId) {
       const exp = Math.floor(Date.now() / 1000) + config.telemetry.replayUrlTtlSeconds;
-      const token = await new SignJWT({ sid: sessionId }).setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid })
-        .setIssuer(SESSION_TOKEN_ISSUER).setAudience(REPLAY_AUDIENCE).setExpirationTime(exp).sign(key);
+      const token = await new SignJWT({ sid: sessionId })
+        .setProtectedHeader({ alg: SESSION_TOKEN_ALG, kid })
+        .setIssuer(SESSION_TOKEN_ISSUER)
+        .setAudience(REPLAY_AUDIENCE)
+        .setExpirationTime(exp)
+        .sign(key);
       return { token, expiresAt: new Date(exp * 1000) };
     },
     async verifyReplay(token) {
       try {
-        const { payload } = await jwtVerify(token, keys, { issuer: SESSION_TOKEN_ISSUER, audience: REPLAY_AUDIENCE, algorithms: [SESSION_TOKEN_ALG] });
+        const { payload } = await jwtVerify(token, keys, {
+          issuer: SESSION_TOKEN_ISSUER,
+          audience: REPLAY_AUDIENCE,
+          algorithms: [SESSION_TOKEN_ALG],
+        });
         return typeof payload.sid === 'string' ? payload.sid : null;
       } catch {
         return null;

@@ -19,25 +19,48 @@ export interface ExerciseRow {
 const COLUMNS = `e.id, e.organization_id, e.slug, e.name, e.kind, e.status, e.asset_version, e.catalog_render_id,
   (select m.definition from exercise_movements m where m.exercise_id = e.id) as movement, e.created_at, e.updated_at`;
 
-export async function insertExercise(tx: Queryable, orgId: string, b: { slug: string; name: string; kind: string }, movement: Movement | null): Promise<string> {
+export async function insertExercise(
+  tx: Queryable,
+  orgId: string,
+  b: { slug: string; name: string; kind: string },
+  movement: Movement | null,
+): Promise<string> {
   try {
-    const { rows } = await tx.query<{ id: string }>('insert into exercises (organization_id, slug, name, kind) values ($1, $2, $3, $4) returning id', [orgId, b.slug, b.name.trim(), b.kind]);
+    const { rows } = await tx.query<{ id: string }>(
+      'insert into exercises (organization_id, slug, name, kind) values ($1, $2, $3, $4) returning id',
+      [orgId, b.slug, b.name.trim(), b.kind],
+    );
     const id = rows[0]!.id;
-    if (movement) await tx.query('insert into exercise_movements (exercise_id, organization_id, definition) values ($1, $2, $3::jsonb)', [id, orgId, JSON.stringify(movement)]);
+    if (movement)
+      await tx.query('insert into exercise_movements (exercise_id, organization_id, definition) values ($1, $2, $3::jsonb)', [
+        id,
+        orgId,
+        JSON.stringify(movement),
+      ]);
     return id;
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.conflict('slug_taken', `An exercise with the slug "${b.slug}" exists; slugs are unique platform-wide.`);
+    if (isUniqueViolation(err))
+      throw errors.conflict('slug_taken', `An exercise with the slug "${b.slug}" exists; slugs are unique platform-wide.`);
     throw err;
   }
 }
 
 /** Visible to the caller under RLS (platform published ones, and the organization's). */
 export async function findExercise(tx: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<ExerciseRow | null> {
-  const { rows } = await tx.query<ExerciseRow>(`select ${COLUMNS} from exercises e where e.id = $1${opts.forUpdate ? ' for update of e' : ''}`, [id]);
+  const { rows } = await tx.query<ExerciseRow>(
+    `select ${COLUMNS} from exercises e where e.id = $1${opts.forUpdate ? ' for update of e' : ''}`,
+    [id],
+  );
   return rows[0] ?? null;
 }
 
-export async function listExercises(tx: Queryable, orgId: string | null, f: { status?: string | undefined; kind?: string | undefined }, sort: Sort, page: Pagination) {
+export async function listExercises(
+  tx: Queryable,
+  orgId: string | null,
+  f: { status?: string | undefined; kind?: string | undefined },
+  sort: Sort,
+  page: Pagination,
+) {
   // Platform library plus the organization in scope; a superadmin (no policies) sees the same set.
   const where = new SqlWhere().add('(e.organization_id is null or e.organization_id = ?)', orgId ?? '00000000-0000-0000-0000-000000000000');
   if (f.status) where.add('e.status = ?', f.status);

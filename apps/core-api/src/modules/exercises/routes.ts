@@ -18,50 +18,77 @@ export function exerciseRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.post('/v1/exercises', {
-    config: { idempotent: true },
-    onRequest: [requirePermission('exercises.manage_org')],
-    schema: {
-      operationId: 'createExercise', tags, security: bearer,
-      summary: 'Add an exercise to the library of the organization in scope (X-Organization-ID)',
-      description: 'Needs exercises.manage_org. Starts as draft. 409 slug_taken. `movement` makes it scorable by telemetry.',
-      body: CreateExerciseBody,
-      response: { 201: DataOf(Exercise), ...errs },
+  r.post(
+    '/v1/exercises',
+    {
+      config: { idempotent: true },
+      onRequest: [requirePermission('exercises.manage_org')],
+      schema: {
+        operationId: 'createExercise',
+        tags,
+        security: bearer,
+        summary: 'Add an exercise to the library of the organization in scope (X-Organization-ID)',
+        description: 'Needs exercises.manage_org. Starts as draft. 409 slug_taken. `movement` makes it scorable by telemetry.',
+        body: CreateExerciseBody,
+        response: { 201: DataOf(Exercise), ...errs },
+      },
     },
-  }, async (request, reply) => {
-    const orgId = request.ctx!.orgId;
-    if (!orgId) throw errors.forbidden('Name the organization with X-Organization-ID.');
-    const row = await request.inTx((tx) => createExercise(tx, actorOf(request), orgId, request.body));
-    return reply.status(201).send({ data: row });
-  });
+    async (request, reply) => {
+      const orgId = request.ctx!.orgId;
+      if (!orgId) throw errors.forbidden('Name the organization with X-Organization-ID.');
+      const row = await request.inTx((tx) => createExercise(tx, actorOf(request), orgId, request.body));
+      return reply.status(201).send({ data: row });
+    },
+  );
 
-  r.get('/v1/exercises', {
-    schema: {
-      operationId: 'listExercises', tags, security: bearer,
-      summary: 'Exercises visible to the caller: the platform library and the organization in scope',
-      description: 'Patients see published ones; staff also drafts and archived ones of their organization. Filters status, kind; sort name, slug, created_at.',
-      querystring: ListQueryWith({ status: Type.Optional(Type.String()), kind: Type.Optional(Type.String()) }),
-      response: { 200: ListOf(Exercise), ...errs, 422: ErrorResponse },
+  r.get(
+    '/v1/exercises',
+    {
+      schema: {
+        operationId: 'listExercises',
+        tags,
+        security: bearer,
+        summary: 'Exercises visible to the caller: the platform library and the organization in scope',
+        description:
+          'Patients see published ones; staff also drafts and archived ones of their organization. Filters status, kind; sort name, slug, created_at.',
+        querystring: ListQueryWith({ status: Type.Optional(Type.String()), kind: Type.Optional(Type.String()) }),
+        response: { 200: ListOf(Exercise), ...errs, 422: ErrorResponse },
+      },
     },
-  }, async (request) => request.inTx((tx) => listExercises(tx, request.ctx!.orgId, request.query as Record<string, unknown>)));
+    async (request) => request.inTx((tx) => listExercises(tx, request.ctx!.orgId, request.query as Record<string, unknown>)),
+  );
 
-  r.get('/v1/exercises/:id', {
-    schema: {
-      operationId: 'getExercise', tags, security: bearer, summary: 'Read an exercise visible to the caller',
-      params: Type.Object({ id: Uuid }),
-      response: { 200: DataOf(Exercise), ...errs },
+  r.get(
+    '/v1/exercises/:id',
+    {
+      schema: {
+        operationId: 'getExercise',
+        tags,
+        security: bearer,
+        summary: 'Read an exercise visible to the caller',
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(Exercise), ...errs },
+      },
     },
-  }, async (request) => ({ data: await request.inTx((tx) => getExercise(tx, request.params.id)) }));
+    async (request) => ({ data: await request.inTx((tx) => getExercise(tx, request.params.id)) }),
+  );
 
-  r.put('/v1/exercises/:id/status', {
-    onRequest: [requirePermission('exercises.manage_org')],
-    schema: {
-      operationId: 'setExerciseStatus', tags, security: bearer,
-      summary: 'Publish, archive or re-publish an exercise (spec 3.5)',
-      description: 'Needs exercises.manage_org at the exercise\'s organization; platform exercises: superadmins. draft -> published | archived, published -> archived, archived -> published; anything else 409 invalid_transition.',
-      params: Type.Object({ id: Uuid }),
-      body: SetStatusBody,
-      response: { 200: DataOf(Exercise), ...errs },
+  r.put(
+    '/v1/exercises/:id/status',
+    {
+      onRequest: [requirePermission('exercises.manage_org')],
+      schema: {
+        operationId: 'setExerciseStatus',
+        tags,
+        security: bearer,
+        summary: 'Publish, archive or re-publish an exercise (spec 3.5)',
+        description:
+          "Needs exercises.manage_org at the exercise's organization; platform exercises: superadmins. draft -> published | archived, published -> archived, archived -> published; anything else 409 invalid_transition.",
+        params: Type.Object({ id: Uuid }),
+        body: SetStatusBody,
+        response: { 200: DataOf(Exercise), ...errs },
+      },
     },
-  }, async (request) => ({ data: await request.inTx((tx) => changeStatus(tx, actorOf(request), request.params.id, request.body.status)) }));
+    async (request) => ({ data: await request.inTx((tx) => changeStatus(tx, actorOf(request), request.params.id, request.body.status)) }),
+  );
 }

@@ -25,7 +25,11 @@ export const Exercise = Type.Object(
 
 export const CreateExerciseBody = Type.Object(
   {
-    slug: Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100, description: 'Unique platform-wide; names the asset folder.' }),
+    slug: Type.String({
+      pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+      maxLength: 100,
+      description: 'Unique platform-wide; names the asset folder.',
+    }),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     kind: Type.Union([Type.Literal('reps_based'), Type.Literal('duration_based')]),
     movement: Type.Optional(MovementDefinition),

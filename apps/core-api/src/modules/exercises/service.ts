@@ -11,7 +11,12 @@ const notFound = () => errors.notFound('No exercise with this id is visible to y
 /** Moves allowed between statuses (spec 3.5 names them without moves; docs/decisions.md issue 8). */
 const MOVES: Record<string, string[]> = { draft: ['published', 'archived'], published: ['archived'], archived: ['published'] };
 
-export async function createExercise(tx: Queryable, actor: Actor, orgId: string, body: { slug: string; name: string; kind: string; movement?: Movement }): Promise<ExerciseRow> {
+export async function createExercise(
+  tx: Queryable,
+  actor: Actor,
+  orgId: string,
+  body: { slug: string; name: string; kind: string; movement?: Movement },
+): Promise<ExerciseRow> {
   if (!body.name.trim()) throw errors.validation({ name: 'must not be blank' });
   if (body.movement) {
     const problems = movementProblems(body.movement);
@@ -19,7 +24,15 @@ export async function createExercise(tx: Queryable, actor: Actor, orgId: string,
     if (body.kind !== 'reps_based') throw errors.validation({ movement: 'only reps_based exercises are scored by reps' });
   }
   const id = await insertExercise(tx, orgId, body, body.movement ?? null);
-  await insertAudit(tx, { organizationId: orgId, actorUserId: actor.ctx.principalId, action: 'exercise.created', entityType: 'exercise', entityId: id, data: { slug: body.slug, kind: body.kind }, ip: actor.ip });
+  await insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action: 'exercise.created',
+    entityType: 'exercise',
+    entityId: id,
+    data: { slug: body.slug, kind: body.kind },
+    ip: actor.ip,
+  });
   return (await findExercise(tx, id))!;
 }
 
@@ -32,7 +45,13 @@ export async function getExercise(tx: Queryable, id: string): Promise<ExerciseRo
 export async function listExercises(tx: Queryable, orgId: string | null, query: Record<string, unknown>) {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, EXERCISE_SORT);
-  const { rows, total } = await listRows(tx, orgId, { status: query.status as string | undefined, kind: query.kind as string | undefined }, sort, page);
+  const { rows, total } = await listRows(
+    tx,
+    orgId,
+    { status: query.status as string | undefined, kind: query.kind as string | undefined },
+    sort,
+    page,
+  );
   return listEnvelope(rows, page, total);
 }
 
@@ -40,11 +59,22 @@ export async function changeStatus(tx: Queryable, actor: Actor, id: string, stat
   const row = await findExercise(tx, id, { forUpdate: true });
   if (!row) throw notFound();
   // Platform exercises are the platform's: only superadmins (app_bypass) may change them.
-  if (row.organization_id === null && !actor.ctx.isSuperadmin) throw errors.forbidden('Platform library exercises are managed by platform superadmins.');
+  if (row.organization_id === null && !actor.ctx.isSuperadmin)
+    throw errors.forbidden('Platform library exercises are managed by platform superadmins.');
   if (row.organization_id !== null && row.organization_id !== actor.ctx.orgId && !actor.ctx.isSuperadmin) throw notFound();
   if (row.status === status) return row;
-  if (!MOVES[row.status]!.includes(status)) throw errors.conflict('invalid_transition', `An exercise cannot go from ${row.status} to ${status}.`);
-  if (!(await setStatus(tx, id, status))) throw errors.forbidden('This needs the exercises.manage_org permission in the exercise\'s organization.');
-  await insertAudit(tx, { organizationId: row.organization_id, actorUserId: actor.ctx.principalId, action: 'exercise.status_changed', entityType: 'exercise', entityId: id, data: { changes: { status: { from: row.status, to: status } } }, ip: actor.ip });
+  if (!MOVES[row.status]!.includes(status))
+    throw errors.conflict('invalid_transition', `An exercise cannot go from ${row.status} to ${status}.`);
+  if (!(await setStatus(tx, id, status)))
+    throw errors.forbidden("This needs the exercises.manage_org permission in the exercise's organization.");
+  await insertAudit(tx, {
+    organizationId: row.organization_id,
+    actorUserId: actor.ctx.principalId,
+    action: 'exercise.status_changed',
+    entityType: 'exercise',
+    entityId: id,
+    data: { changes: { status: { from: row.status, to: status } } },
+    ip: actor.ip,
+  });
   return (await findExercise(tx, id))!;
 }

@@ -41,7 +41,12 @@ export async function insertTemplate(tx: Queryable, orgId: string, c: TemplateCo
   return rows[0]!;
 }
 
-export async function findTemplate(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<TemplateRow | null> {
+export async function findTemplate(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<TemplateRow | null> {
   const { rows } = await tx.query<TemplateRow>(
     `select ${COLUMNS} from form_templates where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
     [id, orgId],
@@ -96,7 +101,12 @@ export async function listTemplateVersions(tx: Queryable, orgId: string, id: str
 }
 
 /** One version, or the latest one when `version` is null (what new forms are made from). */
-export async function findTemplateVersion(tx: Queryable, orgId: string, id: string, version: number | null): Promise<TemplateVersionRow | null> {
+export async function findTemplateVersion(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  version: number | null,
+): Promise<TemplateVersionRow | null> {
   const { rows } = await tx.query<TemplateVersionRow>(
     `select version, published_at, snapshot as template from form_template_versions
      where form_template_id = $1 and organization_id = $2 and ($3::int is null or version = $3) order by version desc limit 1`,
@@ -112,7 +122,11 @@ export async function listTemplates(
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: TemplateRow[]; total: number }> {
-  const where = new SqlWhere().add('organization_id = ?', orgId).add('deleted_at is null').optional('published = ?', f.published).dateRange('created_at', f.created);
+  const where = new SqlWhere()
+    .add('organization_id = ?', orgId)
+    .add('deleted_at is null')
+    .optional('published = ?', f.published)
+    .dateRange('created_at', f.created);
   if (f.q) where.add('name ilike ?', containsPattern(f.q));
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from form_templates where ${where.text}`, where.params);
   const { rows } = await tx.query<TemplateRow>(

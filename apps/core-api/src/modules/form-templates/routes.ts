@@ -5,12 +5,26 @@ import { Type } from 'typebox';
 import { requirePermission } from '../../platform/pipeline.ts';
 import { actorOf, orgOf } from '../custom-fields/access.ts';
 import {
-  CreateTemplateBody, FormTemplate, FormTemplateVersion, TemplateIdParams, TemplateListQuery, TemplateRollbackBody, TemplateVersionListQuery,
-  TemplateVersionParams, UpdateTemplateBody,
+  CreateTemplateBody,
+  FormTemplate,
+  FormTemplateVersion,
+  TemplateIdParams,
+  TemplateListQuery,
+  TemplateRollbackBody,
+  TemplateVersionListQuery,
+  TemplateVersionParams,
+  UpdateTemplateBody,
 } from './schemas.ts';
 import * as svc from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['form-templates'];
 const view = requirePermission('form_templates.view');
@@ -20,88 +34,172 @@ const manage = requirePermission('form_templates.manage');
 export function formTemplateRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.post('/v1/form-templates', {
-    config: { idempotent: true },
-    onRequest: [manage],
-    schema: {
-      operationId: 'createFormTemplate', tags, security: bearer, summary: 'Create a form template (published, version 1)',
-      description: 'Needs form_templates.manage. Fields are live custom fields of entity type form. Honours Idempotency-Key.',
-      body: CreateTemplateBody, response: { 201: DataOf(FormTemplate), ...errorResponses },
+  r.post(
+    '/v1/form-templates',
+    {
+      config: { idempotent: true },
+      onRequest: [manage],
+      schema: {
+        operationId: 'createFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Create a form template (published, version 1)',
+        description: 'Needs form_templates.manage. Fields are live custom fields of entity type form. Honours Idempotency-Key.',
+        body: CreateTemplateBody,
+        response: { 201: DataOf(FormTemplate), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    return reply.status(201).send({ data: await request.inTx((tx) => svc.createTemplate(tx, actor, request.body)) });
-  });
-
-  r.get('/v1/form-templates', {
-    onRequest: [view],
-    schema: {
-      operationId: 'listFormTemplates', tags, security: bearer, summary: 'List form templates',
-      description: 'Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before.',
-      querystring: TemplateListQuery, response: { 200: ListOf(FormTemplate), ...errorResponses, 422: ErrorResponse },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      return reply.status(201).send({ data: await request.inTx((tx) => svc.createTemplate(tx, actor, request.body)) });
     },
-  }, async (request) => request.inTx((tx) => svc.listTemplates(tx, orgOf(request.ctx!), request.query)));
+  );
 
-  r.get('/v1/form-templates/:id', {
-    onRequest: [view],
-    schema: { operationId: 'getFormTemplate', tags, security: bearer, summary: 'Read a form template', params: TemplateIdParams, response: { 200: DataOf(FormTemplate), ...errorResponses } },
-  }, async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgOf(request.ctx!), request.params.id)) }));
-
-  r.patch('/v1/form-templates/:id', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'updateFormTemplate', tags, security: bearer, summary: 'Edit the template as a draft (same version)',
-      params: TemplateIdParams, body: UpdateTemplateBody, response: { 200: DataOf(FormTemplate), ...errorResponses },
+  r.get(
+    '/v1/form-templates',
+    {
+      onRequest: [view],
+      schema: {
+        operationId: 'listFormTemplates',
+        tags,
+        security: bearer,
+        summary: 'List form templates',
+        description: 'Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before.',
+        querystring: TemplateListQuery,
+        response: { 200: ListOf(FormTemplate), ...errorResponses, 422: ErrorResponse },
+      },
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.updateTemplate(tx, actor, request.params.id, request.body)) };
-  });
+    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgOf(request.ctx!), request.query)),
+  );
 
-  r.delete('/v1/form-templates/:id', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'deleteFormTemplate', tags, security: bearer, summary: 'Delete a form template (soft); existing forms keep their snapshots',
-      params: TemplateIdParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+  r.get(
+    '/v1/form-templates/:id',
+    {
+      onRequest: [view],
+      schema: {
+        operationId: 'getFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Read a form template',
+        params: TemplateIdParams,
+        response: { 200: DataOf(FormTemplate), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    await request.inTx((tx) => svc.deleteTemplate(tx, actor, request.params.id));
-    return reply.status(204).send(null);
-  });
+    async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgOf(request.ctx!), request.params.id)) }),
+  );
 
-  r.post('/v1/form-templates/:id/publish', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'publishFormTemplate', tags, security: bearer, summary: 'Publish the draft as the next version',
-      description: '409 already_published when there is no draft.', params: TemplateIdParams, response: { 200: DataOf(FormTemplate), ...errorResponses },
+  r.patch(
+    '/v1/form-templates/:id',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'updateFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Edit the template as a draft (same version)',
+        params: TemplateIdParams,
+        body: UpdateTemplateBody,
+        response: { 200: DataOf(FormTemplate), ...errorResponses },
+      },
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.publishTemplate(tx, actor, request.params.id)) };
-  });
-
-  r.post('/v1/form-templates/:id/rollback', {
-    onRequest: [manage],
-    schema: {
-      operationId: 'rollbackFormTemplate', tags, security: bearer, summary: 'Restore a version as the draft',
-      params: TemplateIdParams, body: TemplateRollbackBody, response: { 200: DataOf(FormTemplate), ...errorResponses },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.updateTemplate(tx, actor, request.params.id, request.body)) };
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.rollbackTemplate(tx, actor, request.params.id, request.body.version)) };
-  });
+  );
 
-  r.get('/v1/form-templates/:id/versions', {
-    onRequest: [view],
-    schema: {
-      operationId: 'listFormTemplateVersions', tags, security: bearer, summary: 'Published versions, newest first',
-      params: TemplateIdParams, querystring: TemplateVersionListQuery, response: { 200: ListOf(FormTemplateVersion), ...errorResponses, 422: ErrorResponse },
+  r.delete(
+    '/v1/form-templates/:id',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'deleteFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Delete a form template (soft); existing forms keep their snapshots',
+        params: TemplateIdParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
     },
-  }, async (request) => request.inTx((tx) => svc.listTemplateVersions(tx, orgOf(request.ctx!), request.params.id, request.query)));
+    async (request, reply) => {
+      const actor = actorOf(request);
+      await request.inTx((tx) => svc.deleteTemplate(tx, actor, request.params.id));
+      return reply.status(204).send(null);
+    },
+  );
 
-  r.get('/v1/form-templates/:id/versions/:version', {
-    onRequest: [view],
-    schema: { operationId: 'getFormTemplateVersion', tags, security: bearer, summary: 'One published version', params: TemplateVersionParams, response: { 200: DataOf(FormTemplateVersion), ...errorResponses } },
-  }, async (request) => ({ data: await request.inTx((tx) => svc.getTemplateVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)) }));
+  r.post(
+    '/v1/form-templates/:id/publish',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'publishFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Publish the draft as the next version',
+        description: '409 already_published when there is no draft.',
+        params: TemplateIdParams,
+        response: { 200: DataOf(FormTemplate), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.publishTemplate(tx, actor, request.params.id)) };
+    },
+  );
+
+  r.post(
+    '/v1/form-templates/:id/rollback',
+    {
+      onRequest: [manage],
+      schema: {
+        operationId: 'rollbackFormTemplate',
+        tags,
+        security: bearer,
+        summary: 'Restore a version as the draft',
+        params: TemplateIdParams,
+        body: TemplateRollbackBody,
+        response: { 200: DataOf(FormTemplate), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.rollbackTemplate(tx, actor, request.params.id, request.body.version)) };
+    },
+  );
+
+  r.get(
+    '/v1/form-templates/:id/versions',
+    {
+      onRequest: [view],
+      schema: {
+        operationId: 'listFormTemplateVersions',
+        tags,
+        security: bearer,
+        summary: 'Published versions, newest first',
+        params: TemplateIdParams,
+        querystring: TemplateVersionListQuery,
+        response: { 200: ListOf(FormTemplateVersion), ...errorResponses, 422: ErrorResponse },
+      },
+    },
+    async (request) => request.inTx((tx) => svc.listTemplateVersions(tx, orgOf(request.ctx!), request.params.id, request.query)),
+  );
+
+  r.get(
+    '/v1/form-templates/:id/versions/:version',
+    {
+      onRequest: [view],
+      schema: {
+        operationId: 'getFormTemplateVersion',
+        tags,
+        security: bearer,
+        summary: 'One published version',
+        params: TemplateVersionParams,
+        response: { 200: DataOf(FormTemplateVersion), ...errorResponses },
+      },
+    },
+    async (request) => ({
+      data: await request.inTx((tx) => svc.getTemplateVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)),
+    }),
+  );
 }

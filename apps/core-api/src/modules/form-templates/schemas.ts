@@ -9,10 +9,17 @@ const TemplateFieldSchema = Type.Object(
   { additionalProperties: false },
 );
 const TemplateFieldInput = Type.Object(
-  { custom_field_id: Uuid, required: Type.Optional(Type.Boolean({ default: false, description: 'A value is needed before the form can be signed.' })) },
+  {
+    custom_field_id: Uuid,
+    required: Type.Optional(Type.Boolean({ default: false, description: 'A value is needed before the form can be signed.' })),
+  },
   { additionalProperties: false },
 );
-const Fields = Type.Array(TemplateFieldInput, { minItems: 1, maxItems: 200, description: 'Custom fields of entity type `form`, in display order.' });
+const Fields = Type.Array(TemplateFieldInput, {
+  minItems: 1,
+  maxItems: 200,
+  description: 'Custom fields of entity type `form`, in display order.',
+});
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Description = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
 
@@ -41,7 +48,10 @@ export const FormTemplateVersion = Type.Object(
   { $id: 'FormTemplateVersion' },
 );
 
-export const CreateTemplateBody = Type.Object({ name: Name, description: Type.Optional(Description), fields: Fields }, { additionalProperties: false });
+export const CreateTemplateBody = Type.Object(
+  { name: Name, description: Type.Optional(Description), fields: Fields },
+  { additionalProperties: false },
+);
 export const UpdateTemplateBody = Type.Object(
   { name: Type.Optional(Name), description: Type.Optional(Description), fields: Type.Optional(Fields) },
   { additionalProperties: false, description: 'Only what changes. The template becomes (or stays) a draft.' },

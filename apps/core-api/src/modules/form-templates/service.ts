@@ -24,7 +24,8 @@ async function checkFields(tx: Queryable, orgId: string, fields: NonNullable<Tem
   if (new Set(ids).size !== ids.length) throw errors.validation({ fields: 'each custom field may appear once' });
   const found = new Map((await latestPublished(tx, orgId, { entityType: 'form', ids })).map((f) => [f.custom_field_id, f]));
   const missing = ids.filter((id) => !found.has(id));
-  if (missing.length) throw errors.validation({ fields: `not live custom fields of entity type form in this organization: ${missing.join(', ')}` });
+  if (missing.length)
+    throw errors.validation({ fields: `not live custom fields of entity type form in this organization: ${missing.join(', ')}` });
   const keys = ids.map((id) => found.get(id)!.key);
   if (new Set(keys).size !== keys.length) throw errors.validation({ fields: 'two fields share a key' });
   return ids.map((id, i) => ({ custom_field_id: id, required: fields[i]!.required ?? false }));
@@ -39,8 +40,16 @@ function cleanName(name: string): string {
 const contentOf = (r: q.TemplateRow): q.TemplateContent => ({ name: r.name, description: r.description, fields: r.fields });
 
 /** Created published at version 1, with its snapshot archived (spec 9.6: the lifecycle of 3.1). */
-export async function createTemplate(tx: Queryable, actor: OrgActor, body: Required<Pick<TemplateInput, 'name' | 'fields'>> & TemplateInput) {
-  const content = { name: cleanName(body.name), description: body.description?.trim() || null, fields: await checkFields(tx, actor.orgId, body.fields) };
+export async function createTemplate(
+  tx: Queryable,
+  actor: OrgActor,
+  body: Required<Pick<TemplateInput, 'name' | 'fields'>> & TemplateInput,
+) {
+  const content = {
+    name: cleanName(body.name),
+    description: body.description?.trim() || null,
+    fields: await checkFields(tx, actor.orgId, body.fields),
+  };
   const row = await q.insertTemplate(tx, actor.orgId, content);
   await q.insertTemplateVersion(tx, actor.orgId, row, actor.ctx.principalId);
   await audit(tx, actor, 'form_template.created', 'form_template', row.id, { version: 1, template: content });
@@ -89,7 +98,8 @@ export async function updateTemplate(tx: Queryable, actor: OrgActor, id: string,
 export async function publishTemplate(tx: Queryable, actor: OrgActor, id: string) {
   const current = await q.findTemplate(tx, actor.orgId, id, { forUpdate: true });
   if (!current) throw notFound();
-  if (current.published) throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the template first.`);
+  if (current.published)
+    throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the template first.`);
   // The fields are checked again: one may have been deleted or moved to another key since the draft was saved.
   const content = { ...contentOf(current), fields: await checkFields(tx, actor.orgId, current.fields) };
   const row = await q.saveTemplate(tx, actor.orgId, id, content, { version: current.version + 1, published: true, publishedNow: true });

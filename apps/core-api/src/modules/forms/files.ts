@@ -32,12 +32,19 @@ function uuidV7(): string {
 
 export const fileTooLarge = (max: number) => new AppError(413, 'file_too_large', `A form file may hold at most ${max} bytes.`);
 const unsupported = (types: string[]) =>
-  new AppError(415, 'unsupported_media_type', `Form files must be one of: ${types.join(', ')}, and their bytes must match the declared type.`);
+  new AppError(
+    415,
+    'unsupported_media_type',
+    `Form files must be one of: ${types.join(', ')}, and their bytes must match the declared type.`,
+  );
 
 /** A file name safe to store and to echo in Content-Disposition: no paths, no control or quote characters. */
 export function safeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f"\\]/g, '').trim().slice(0, 255);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f"\\]/g, '')
+    .trim()
+    .slice(0, 255);
   return clean || 'file';
 }
 
@@ -99,10 +106,22 @@ export async function addFile(
     return await inTx(async (tx) => {
       await writableForm(tx, actor.orgId, formId);
       const row = await q.insertFile(tx, actor.orgId, {
-        id, form_id: formId, asset_key: key, filename: safeFilename(upload.filename), content_type: type, size_bytes: bytes.length, sha256,
+        id,
+        form_id: formId,
+        asset_key: key,
+        filename: safeFilename(upload.filename),
+        content_type: type,
+        size_bytes: bytes.length,
+        sha256,
         uploaded_by_principal_id: actor.ctx.principalId,
       });
-      await audit(tx, actor, 'form.file_added', 'form', formId, { file_id: id, filename: row.filename, content_type: type, size_bytes: bytes.length, sha256 });
+      await audit(tx, actor, 'form.file_added', 'form', formId, {
+        file_id: id,
+        filename: row.filename,
+        content_type: type,
+        size_bytes: bytes.length,
+        sha256,
+      });
       await emit(tx, actor.orgId, 'form.file_added', { id: formId, file_id: id });
       return row;
     });

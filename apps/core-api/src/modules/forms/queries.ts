@@ -43,19 +43,30 @@ export interface FileRow {
 
 const COLUMNS = `id, organization_id, patient_id, form_template_id, template_version, title, status, "values", created_by_principal_id,
   signed_at, signed_by_principal_id, created_at, updated_at`;
-const FILE_COLUMNS = 'id, form_id, asset_key, filename, content_type, size_bytes::int as size_bytes, sha256, uploaded_by_principal_id, created_at';
+const FILE_COLUMNS =
+  'id, form_id, asset_key, filename, content_type, size_bytes::int as size_bytes, sha256, uploaded_by_principal_id, created_at';
 
 // Every statement names the organization: superadmins run on app_bypass, where no policy narrows rows.
 
 export async function livePatientExists(tx: Queryable, orgId: string, patientId: string): Promise<boolean> {
-  const { rows } = await tx.query('select 1 from patients where id = $1 and organization_id = $2 and deleted_at is null', [patientId, orgId]);
+  const { rows } = await tx.query('select 1 from patients where id = $1 and organization_id = $2 and deleted_at is null', [
+    patientId,
+    orgId,
+  ]);
   return rows.length > 0;
 }
 
 export async function insertForm(
   tx: Queryable,
   orgId: string,
-  f: { patientId: string; templateId: string; templateVersion: number; title: string; values: Record<string, unknown>; principalId: string },
+  f: {
+    patientId: string;
+    templateId: string;
+    templateVersion: number;
+    title: string;
+    values: Record<string, unknown>;
+    principalId: string;
+  },
 ): Promise<FormRow> {
   const { rows } = await tx.query<FormRow>(
     `insert into forms (organization_id, patient_id, form_template_id, template_version, title, "values", created_by_principal_id)
@@ -161,6 +172,10 @@ export async function findFile(tx: Queryable, orgId: string, formId: string, fil
 }
 
 export async function deleteFile(tx: Queryable, orgId: string, formId: string, fileId: string): Promise<boolean> {
-  const { rowCount } = await tx.query('delete from form_files where id = $1 and form_id = $2 and organization_id = $3', [fileId, formId, orgId]);
+  const { rowCount } = await tx.query('delete from form_files where id = $1 and form_id = $2 and organization_id = $3', [
+    fileId,
+    formId,
+    orgId,
+  ]);
   return (rowCount ?? 0) > 0;
 }

@@ -11,7 +11,14 @@ import { addFile, fileTooLarge, listFormFiles, openFormFile, removeFile } from '
 import { CreateFormBody, FileParams, FillFormBody, Form, FormFile, FormListQuery, FormParams, FormSummary } from './schemas.ts';
 import * as svc from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['forms'];
 
@@ -20,7 +27,8 @@ function staffOrOwner(code: string) {
   return async (request: FastifyRequest): Promise<void> => {
     const ctx = request.ctx;
     if (!ctx) throw errors.unauthorized();
-    if (!hasPermission(ctx, code) && !isPatientCaller(ctx)) throw errors.forbidden(`This needs the ${code} permission in the organization.`);
+    if (!hasPermission(ctx, code) && !isPatientCaller(ctx))
+      throw errors.forbidden(`This needs the ${code} permission in the organization.`);
   };
 }
 
@@ -31,127 +39,228 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
   const limits = rt.config.formFiles;
   // Multipart only in this scope: other routes keep accepting JSON alone.
   await app.register(async (scope) => {
-    await scope.register(multipart, { limits: { fileSize: limits.maxBytes, files: 1, fields: 5, parts: 6, headerPairs: 200 }, throwFileSizeLimit: true });
+    await scope.register(multipart, {
+      limits: { fileSize: limits.maxBytes, files: 1, fields: 5, parts: 6, headerPairs: 200 },
+      throwFileSizeLimit: true,
+    });
     const r = scope.withTypeProvider<TypeBoxTypeProvider>();
 
-    r.post('/v1/forms', {
-      config: { idempotent: true },
-      onRequest: [requirePermission('forms.create')],
-      schema: {
-        operationId: 'createForm', tags, security: bearer, summary: "Create a patient's form from a template's latest published version",
-        description: 'Needs forms.create. Each field is snapshotted at its latest published version. 409 template_out_of_date. Honours Idempotency-Key.',
-        body: CreateFormBody, response: { 201: DataOf(Form), ...errorResponses },
+    r.post(
+      '/v1/forms',
+      {
+        config: { idempotent: true },
+        onRequest: [requirePermission('forms.create')],
+        schema: {
+          operationId: 'createForm',
+          tags,
+          security: bearer,
+          summary: "Create a patient's form from a template's latest published version",
+          description:
+            'Needs forms.create. Each field is snapshotted at its latest published version. 409 template_out_of_date. Honours Idempotency-Key.',
+          body: CreateFormBody,
+          response: { 201: DataOf(Form), ...errorResponses },
+        },
       },
-    }, async (request, reply) => {
-      const actor = formActor(request);
-      return reply.status(201).send({ data: await request.inTx((tx) => svc.createForm(tx, actor, request.body)) });
-    });
-
-    r.get('/v1/forms', {
-      onRequest: [staffOrOwner('forms.view_org')],
-      schema: {
-        operationId: 'listForms', tags, security: bearer, summary: 'List forms (staff: the organization; a patient: its own)',
-        description: 'forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before.',
-        querystring: FormListQuery, response: { 200: ListOf(FormSummary), ...errorResponses, 422: ErrorResponse },
+      async (request, reply) => {
+        const actor = formActor(request);
+        return reply.status(201).send({ data: await request.inTx((tx) => svc.createForm(tx, actor, request.body)) });
       },
-    }, async (request) => request.inTx((tx) => svc.listForms(tx, orgOf(request.ctx!), request.query)));
+    );
 
-    r.get('/v1/forms/:id', {
-      onRequest: [staffOrOwner('forms.view_org')],
-      schema: { operationId: 'getForm', tags, security: bearer, summary: 'Read a form with its field snapshots and values', params: FormParams, response: { 200: DataOf(Form), ...errorResponses } },
-    }, async (request) => {
-      const ctx = request.ctx!;
-      return { data: await request.inTx((tx) => svc.getForm(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
-    });
-
-    r.patch('/v1/forms/:id', {
-      onRequest: [staffOrOwner('forms.fill_org')],
-      schema: {
-        operationId: 'fillForm', tags, security: bearer, summary: 'Fill values of a pending form',
-        description: 'forms.fill_org, or the patient (its own form; private fields are not its to fill). 409 form_signed.',
-        params: FormParams, body: FillFormBody, response: { 200: DataOf(Form), ...errorResponses },
+    r.get(
+      '/v1/forms',
+      {
+        onRequest: [staffOrOwner('forms.view_org')],
+        schema: {
+          operationId: 'listForms',
+          tags,
+          security: bearer,
+          summary: 'List forms (staff: the organization; a patient: its own)',
+          description:
+            'forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before.',
+          querystring: FormListQuery,
+          response: { 200: ListOf(FormSummary), ...errorResponses, 422: ErrorResponse },
+        },
       },
-    }, async (request) => {
-      const actor = formActor(request);
-      return { data: await request.inTx((tx) => svc.fillForm(tx, actor, request.params.id, request.body)) };
-    });
+      async (request) => request.inTx((tx) => svc.listForms(tx, orgOf(request.ctx!), request.query)),
+    );
 
-    r.delete('/v1/forms/:id', {
-      onRequest: [requirePermission('forms.delete_unsigned')],
-      schema: {
-        operationId: 'deleteForm', tags, security: bearer, summary: 'Delete an unsigned form (soft)',
-        description: 'Needs forms.delete_unsigned. 409 form_signed for a signed form.', params: FormParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+    r.get(
+      '/v1/forms/:id',
+      {
+        onRequest: [staffOrOwner('forms.view_org')],
+        schema: {
+          operationId: 'getForm',
+          tags,
+          security: bearer,
+          summary: 'Read a form with its field snapshots and values',
+          params: FormParams,
+          response: { 200: DataOf(Form), ...errorResponses },
+        },
       },
-    }, async (request, reply) => {
-      const actor = formActor(request);
-      await request.inTx((tx) => svc.deleteForm(tx, actor, request.params.id));
-      return reply.status(204).send(null);
-    });
-
-    r.post('/v1/forms/:id/sign', {
-      onRequest: [staffOrOwner('forms.sign')],
-      schema: {
-        operationId: 'signForm', tags, security: bearer, summary: 'Sign a form: it becomes immutable',
-        description: 'forms.sign, or the patient (its own form). No body. 409 already_signed; 400 when required fields are empty.',
-        params: FormParams, response: { 200: DataOf(Form), ...errorResponses },
+      async (request) => {
+        const ctx = request.ctx!;
+        return { data: await request.inTx((tx) => svc.getForm(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
       },
-    }, async (request) => {
-      const actor = formActor(request);
-      return { data: await request.inTx((tx) => svc.signForm(tx, actor, request.params.id)) };
-    });
+    );
 
-    r.post('/v1/forms/:id/files', {
-      onRequest: [staffOrOwner('forms.fill_org')],
-      schema: {
-        operationId: 'addFormFile', tags, security: bearer, summary: 'Attach a file to a pending form (multipart field "file")',
-        description: `forms.fill_org, or the patient. At most ${limits.maxBytes} bytes (413 file_too_large); types ${limits.types.join(', ')} (415 unsupported_media_type). 409 form_signed.`,
-        params: FormParams, consumes: ['multipart/form-data'],
-        response: { 201: DataOf(FormFile), ...errorResponses, 413: ErrorResponse, 415: ErrorResponse },
+    r.patch(
+      '/v1/forms/:id',
+      {
+        onRequest: [staffOrOwner('forms.fill_org')],
+        schema: {
+          operationId: 'fillForm',
+          tags,
+          security: bearer,
+          summary: 'Fill values of a pending form',
+          description: 'forms.fill_org, or the patient (its own form; private fields are not its to fill). 409 form_signed.',
+          params: FormParams,
+          body: FillFormBody,
+          response: { 200: DataOf(Form), ...errorResponses },
+        },
       },
-    }, async (request, reply) => {
-      const actor = formActor(request);
-      if (!request.isMultipart()) throw errors.validation({ file: 'send multipart/form-data with one file in the field "file"' });
-      try {
-        const row = await addFile(request.inTx.bind(request), rt.assets, limits, actor, request.params.id, async () => {
-          const part = await request.file();
-          return part ? { filename: part.filename, mimetype: part.mimetype, file: part.file } : undefined;
-        });
-        return reply.status(201).send({ data: row });
-      } catch (err) {
-        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(limits.maxBytes);
-        throw err;
-      }
-    });
-
-    r.get('/v1/forms/:id/files', {
-      onRequest: [staffOrOwner('forms.view_org')],
-      schema: { operationId: 'listFormFiles', tags, security: bearer, summary: 'Files attached to a form', params: FormParams, response: { 200: Type.Object({ data: Type.Array(FormFile) }), ...errorResponses } },
-    }, async (request) => ({ data: await request.inTx((tx) => listFormFiles(tx, orgOf(request.ctx!), request.params.id)) }));
-
-    r.get('/v1/forms/:id/files/:fileId', {
-      onRequest: [staffOrOwner('forms.view_org')],
-      schema: { operationId: 'downloadFormFile', tags, security: bearer, summary: 'Download a file of a form', params: FileParams, response: errorResponses },
-    }, async (request, reply) => {
-      const { row, body } = await request.inTx((tx) => openFormFile(tx, rt.assets, orgOf(request.ctx!), request.params.id, request.params.fileId));
-      return reply
-        .header('content-type', row.content_type)
-        .header('content-length', String(row.size_bytes))
-        .header('content-disposition', `attachment; filename="${row.filename.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(row.filename)}`)
-        .header('x-content-type-options', 'nosniff')
-        .send(body as never);
-    });
-
-    r.delete('/v1/forms/:id/files/:fileId', {
-      onRequest: [staffOrOwner('forms.fill_org')],
-      schema: {
-        operationId: 'deleteFormFile', tags, security: bearer, summary: 'Remove a file from a pending form',
-        description: 'forms.fill_org, or the patient. 409 form_signed.', params: FileParams, response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses },
+      async (request) => {
+        const actor = formActor(request);
+        return { data: await request.inTx((tx) => svc.fillForm(tx, actor, request.params.id, request.body)) };
       },
-    }, async (request, reply) => {
-      const actor = formActor(request);
-      await removeFile(request.inTx.bind(request), rt.assets, actor, request.params.id, request.params.fileId);
-      return reply.status(204).send(null);
-    });
+    );
+
+    r.delete(
+      '/v1/forms/:id',
+      {
+        onRequest: [requirePermission('forms.delete_unsigned')],
+        schema: {
+          operationId: 'deleteForm',
+          tags,
+          security: bearer,
+          summary: 'Delete an unsigned form (soft)',
+          description: 'Needs forms.delete_unsigned. 409 form_signed for a signed form.',
+          params: FormParams,
+          response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const actor = formActor(request);
+        await request.inTx((tx) => svc.deleteForm(tx, actor, request.params.id));
+        return reply.status(204).send(null);
+      },
+    );
+
+    r.post(
+      '/v1/forms/:id/sign',
+      {
+        onRequest: [staffOrOwner('forms.sign')],
+        schema: {
+          operationId: 'signForm',
+          tags,
+          security: bearer,
+          summary: 'Sign a form: it becomes immutable',
+          description: 'forms.sign, or the patient (its own form). No body. 409 already_signed; 400 when required fields are empty.',
+          params: FormParams,
+          response: { 200: DataOf(Form), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const actor = formActor(request);
+        return { data: await request.inTx((tx) => svc.signForm(tx, actor, request.params.id)) };
+      },
+    );
+
+    r.post(
+      '/v1/forms/:id/files',
+      {
+        onRequest: [staffOrOwner('forms.fill_org')],
+        schema: {
+          operationId: 'addFormFile',
+          tags,
+          security: bearer,
+          summary: 'Attach a file to a pending form (multipart field "file")',
+          description: `forms.fill_org, or the patient. At most ${limits.maxBytes} bytes (413 file_too_large); types ${limits.types.join(', ')} (415 unsupported_media_type). 409 form_signed.`,
+          params: FormParams,
+          consumes: ['multipart/form-data'],
+          response: { 201: DataOf(FormFile), ...errorResponses, 413: ErrorResponse, 415: ErrorResponse },
+        },
+      },
+      async (request, reply) => {
+        const actor = formActor(request);
+        if (!request.isMultipart()) throw errors.validation({ file: 'send multipart/form-data with one file in the field "file"' });
+        try {
+          const row = await addFile(request.inTx.bind(request), rt.assets, limits, actor, request.params.id, async () => {
+            const part = await request.file();
+            return part ? { filename: part.filename, mimetype: part.mimetype, file: part.file } : undefined;
+          });
+          return reply.status(201).send({ data: row });
+        } catch (err) {
+          if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(limits.maxBytes);
+          throw err;
+        }
+      },
+    );
+
+    r.get(
+      '/v1/forms/:id/files',
+      {
+        onRequest: [staffOrOwner('forms.view_org')],
+        schema: {
+          operationId: 'listFormFiles',
+          tags,
+          security: bearer,
+          summary: 'Files attached to a form',
+          params: FormParams,
+          response: { 200: Type.Object({ data: Type.Array(FormFile) }), ...errorResponses },
+        },
+      },
+      async (request) => ({ data: await request.inTx((tx) => listFormFiles(tx, orgOf(request.ctx!), request.params.id)) }),
+    );
+
+    r.get(
+      '/v1/forms/:id/files/:fileId',
+      {
+        onRequest: [staffOrOwner('forms.view_org')],
+        schema: {
+          operationId: 'downloadFormFile',
+          tags,
+          security: bearer,
+          summary: 'Download a file of a form',
+          params: FileParams,
+          response: errorResponses,
+        },
+      },
+      async (request, reply) => {
+        const { row, body } = await request.inTx((tx) =>
+          openFormFile(tx, rt.assets, orgOf(request.ctx!), request.params.id, request.params.fileId),
+        );
+        return reply
+          .header('content-type', row.content_type)
+          .header('content-length', String(row.size_bytes))
+          .header(
+            'content-disposition',
+            `attachment; filename="${row.filename.replace(/[^\x20-\x7e]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(row.filename)}`,
+          )
+          .header('x-content-type-options', 'nosniff')
+          .send(body as never);
+      },
+    );
+
+    r.delete(
+      '/v1/forms/:id/files/:fileId',
+      {
+        onRequest: [staffOrOwner('forms.fill_org')],
+        schema: {
+          operationId: 'deleteFormFile',
+          tags,
+          security: bearer,
+          summary: 'Remove a file from a pending form',
+          description: 'forms.fill_org, or the patient. 409 form_signed.',
+          params: FileParams,
+          response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const actor = formActor(request);
+        await removeFile(request.inTx.bind(request), rt.assets, actor, request.params.id, request.params.fileId);
+        return reply.status(204).send(null);
+      },
+    );
   });
 }

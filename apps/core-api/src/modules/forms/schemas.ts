@@ -4,7 +4,9 @@ import { Type, type TSchema } from 'typebox';
 export const FORM_SORT = { created_at: 'created_at', title: 'lower(title)', status: 'status' } as const;
 
 const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
-const Values = Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } by the keys of the form\'s field snapshots; null clears.' });
+const Values = Type.Record(Type.String(), Type.Unknown(), {
+  description: "{ key: value } by the keys of the form's field snapshots; null clears.",
+});
 
 export const FieldSnapshot = Type.Object(
   {
@@ -72,7 +74,15 @@ export const FillFormBody = Type.Object(
 );
 
 export const FormFile = Type.Object(
-  { id: Uuid, form_id: Uuid, filename: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), sha256: Type.String(), created_at: Timestamp },
+  {
+    id: Uuid,
+    form_id: Uuid,
+    filename: Type.String(),
+    content_type: Type.String(),
+    size_bytes: Type.Integer(),
+    sha256: Type.String(),
+    created_at: Timestamp,
+  },
   { $id: 'FormFile' },
 );
 

@@ -32,7 +32,10 @@ function mergeValues(current: Record<string, unknown>, input: Record<string, unk
   const out = { ...current };
   for (const [key, value] of Object.entries(input)) {
     const f = byKey.get(key);
-    if (!f) { problems[`values.${key}`] = 'is not a field of this form'; continue; }
+    if (!f) {
+      problems[`values.${key}`] = 'is not a field of this form';
+      continue;
+    }
     const why = valueProblem(f, value);
     if (why) problems[`values.${key}`] = why;
     else if (value === null) delete out[key];
@@ -46,7 +49,11 @@ function mergeValues(current: Record<string, unknown>, input: Record<string, unk
  * POST /v1/forms (forms.create): made from the template's latest PUBLISHED version; each field is
  * snapshotted at its latest published version (spec 2.10), in the same transaction as the form.
  */
-export async function createForm(tx: Queryable, actor: OrgActor, body: { form_template_id: string; patient_id: string; values?: Record<string, unknown> }) {
+export async function createForm(
+  tx: Queryable,
+  actor: OrgActor,
+  body: { form_template_id: string; patient_id: string; values?: Record<string, unknown> },
+) {
   const templateId = body.form_template_id.toLowerCase();
   const patientId = body.patient_id.toLowerCase();
   const problems: Record<string, string> = {};
@@ -56,25 +63,56 @@ export async function createForm(tx: Queryable, actor: OrgActor, body: { form_te
   if (!(await q.livePatientExists(tx, actor.orgId, patientId))) problems.patient_id = 'no patient with this id in this organization';
   if (Object.keys(problems).length) throw errors.validation(problems);
   const spec = version!.template.fields;
-  const published = new Map((await latestPublished(tx, actor.orgId, { entityType: 'form', ids: spec.map((f) => f.custom_field_id) })).map((f) => [f.custom_field_id, f]));
+  const published = new Map(
+    (await latestPublished(tx, actor.orgId, { entityType: 'form', ids: spec.map((f) => f.custom_field_id) })).map((f) => [
+      f.custom_field_id,
+      f,
+    ]),
+  );
   const gone = spec.filter((f) => !published.has(f.custom_field_id)).map((f) => f.custom_field_id);
   if (gone.length) {
-    throw errors.conflict('template_out_of_date', `Template version ${version!.version} uses deleted custom fields (${gone.join(', ')}); publish a new version of the template.`);
+    throw errors.conflict(
+      'template_out_of_date',
+      `Template version ${version!.version} uses deleted custom fields (${gone.join(', ')}); publish a new version of the template.`,
+    );
   }
   const snapshots: q.FieldSnapshot[] = spec.map((s) => {
     const f = published.get(s.custom_field_id)!;
-    return { custom_field_id: f.custom_field_id, version: f.version, key: f.key, label: f.label, field_type: f.field_type, options: f.options, private: f.private, required: s.required };
+    return {
+      custom_field_id: f.custom_field_id,
+      version: f.version,
+      key: f.key,
+      label: f.label,
+      field_type: f.field_type,
+      options: f.options,
+      private: f.private,
+      required: s.required,
+    };
   });
   if (new Set(snapshots.map((s) => s.key)).size !== snapshots.length) {
     throw errors.conflict('template_out_of_date', 'Two fields of this template now share a key; publish a new version of the template.');
   }
   const values = mergeValues({}, body.values ?? {}, snapshots, false);
   const row = await q.insertForm(tx, actor.orgId, {
-    patientId, templateId, templateVersion: version!.version, title: version!.template.name, values, principalId: actor.ctx.principalId,
+    patientId,
+    templateId,
+    templateVersion: version!.version,
+    title: version!.template.name,
+    values,
+    principalId: actor.ctx.principalId,
   });
   await q.insertSnapshots(tx, actor.orgId, row.id, snapshots);
-  await audit(tx, actor, 'form.created', 'form', row.id, { patient_id: patientId, form_template_id: templateId, template_version: version!.version });
-  await emit(tx, actor.orgId, 'form.created', { id: row.id, patient_id: patientId, form_template_id: templateId, template_version: version!.version });
+  await audit(tx, actor, 'form.created', 'form', row.id, {
+    patient_id: patientId,
+    form_template_id: templateId,
+    template_version: version!.version,
+  });
+  await emit(tx, actor.orgId, 'form.created', {
+    id: row.id,
+    patient_id: patientId,
+    form_template_id: templateId,
+    template_version: version!.version,
+  });
   return present(row, snapshots, false);
 }
 
@@ -90,7 +128,11 @@ export async function getForm(tx: Queryable, orgId: string, id: string, patientC
 }
 
 /** Staff with forms.view_org see the organization's forms; a patient its own (row-level security decides). */
-export async function listForms(tx: Queryable, orgId: string, query: Record<string, unknown>): Promise<ListEnvelope<Omit<q.FormRow, 'values' | 'organization_id' | 'created_by_principal_id' | 'signed_by_principal_id'>>> {
+export async function listForms(
+  tx: Queryable,
+  orgId: string,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<Omit<q.FormRow, 'values' | 'organization_id' | 'created_by_principal_id' | 'signed_by_principal_id'>>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, FORM_SORT);
   const created = parseDateRange(query, 'created_at');
@@ -99,8 +141,18 @@ export async function listForms(tx: Queryable, orgId: string, query: Record<stri
   for (const k of ['patient_id', 'form_template_id'] as const) if (f[k] && !UUID.test(f[k]!)) bad[k] = 'must be a uuid';
   if (f.status && f.status !== 'pending' && f.status !== 'signed') bad.status = 'must be pending or signed';
   if (Object.keys(bad).length) throw errors.queryValidation(bad);
-  const { rows, total } = await q.listForms(tx, orgId, { patientId: f.patient_id, status: f.status, templateId: f.form_template_id, created }, sort, page);
-  return listEnvelope(rows.map(({ values: _v, organization_id: _o, created_by_principal_id: _c, signed_by_principal_id: _s, ...r }) => r), page, total);
+  const { rows, total } = await q.listForms(
+    tx,
+    orgId,
+    { patientId: f.patient_id, status: f.status, templateId: f.form_template_id, created },
+    sort,
+    page,
+  );
+  return listEnvelope(
+    rows.map(({ values: _v, organization_id: _o, created_by_principal_id: _c, signed_by_principal_id: _s, ...r }) => r),
+    page,
+    total,
+  );
 }
 
 /**
@@ -108,12 +160,18 @@ export async function listForms(tx: Queryable, orgId: string, query: Record<stri
  * Staff need forms.fill_org; the patient fills its own form. A patient's ownership fields are
  * dropped silently; staff cannot move a form to another patient.
  */
-export async function fillForm(tx: Queryable, actor: OrgActor, id: string, body: { values: Record<string, unknown>; patient_id?: string; organization_id?: string; status?: string }) {
+export async function fillForm(
+  tx: Queryable,
+  actor: OrgActor,
+  id: string,
+  body: { values: Record<string, unknown>; patient_id?: string; organization_id?: string; status?: string },
+) {
   const { row, fields } = await loadForm(tx, actor.orgId, id, { forUpdate: true });
   if (!actor.patientCaller) {
     const bad: Record<string, string> = {};
     if (body.patient_id !== undefined && body.patient_id.toLowerCase() !== row.patient_id) bad.patient_id = 'a form stays with its patient';
-    if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== row.organization_id) bad.organization_id = 'a form stays at its organization';
+    if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== row.organization_id)
+      bad.organization_id = 'a form stays at its organization';
     if (body.status !== undefined && body.status !== row.status) bad.status = 'sign with POST /v1/forms/{id}/sign';
     if (Object.keys(bad).length) throw errors.validation(bad);
   }
@@ -130,8 +188,14 @@ export async function fillForm(tx: Queryable, actor: OrgActor, id: string, body:
 export async function signForm(tx: Queryable, actor: OrgActor, id: string) {
   const { row, fields } = await loadForm(tx, actor.orgId, id, { forUpdate: true });
   if (row.status === 'signed') throw errors.conflict('already_signed', 'The form is already signed.');
-  const missing = fields.filter((f) => f.required && (row.values[f.key] === undefined || row.values[f.key] === null || row.values[f.key] === ''));
-  if (missing.length) throw errors.validation(Object.fromEntries(missing.map((f) => [`values.${f.key}`, 'is required before signing'])), 'Required fields are empty.');
+  const missing = fields.filter(
+    (f) => f.required && (row.values[f.key] === undefined || row.values[f.key] === null || row.values[f.key] === ''),
+  );
+  if (missing.length)
+    throw errors.validation(
+      Object.fromEntries(missing.map((f) => [`values.${f.key}`, 'is required before signing'])),
+      'Required fields are empty.',
+    );
   const signed = await q.signForm(tx, actor.orgId, id, actor.ctx.principalId);
   await audit(tx, actor, 'form.signed', 'form', id, { patient_id: row.patient_id, by_patient: actor.patientCaller });
   await emit(tx, actor.orgId, 'form.signed', { id, patient_id: row.patient_id, form_template_id: row.form_template_id });

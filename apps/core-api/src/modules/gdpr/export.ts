@@ -15,7 +15,10 @@ const SECTIONS: { name: string; sql: (org: boolean) => string }[] = [
       `select id, email, kind, confirmed, preferred_language, current_organization_id, last_activity, created_at, updated_at
        from users where id = $1`,
   },
-  { name: 'platform_roles', sql: (org) => `select role, granted_at from platform_memberships where user_id = $1 ${org ? 'and false' : ''} order by role` },
+  {
+    name: 'platform_roles',
+    sql: (org) => `select role, granted_at from platform_memberships where user_id = $1 ${org ? 'and false' : ''} order by role`,
+  },
   {
     name: 'memberships',
     sql: (org) =>
@@ -116,7 +119,12 @@ export interface ExportPayload {
  * Builds the machine-readable archive of everything the platform holds about the subject (the whole
  * platform, or one clinic's part), reporting progress after each section.
  */
-export async function buildExport(db: Queryable, jobId: string, p: ExportPayload, progress: (pct: number) => Promise<void>): Promise<Buffer> {
+export async function buildExport(
+  db: Queryable,
+  jobId: string,
+  p: ExportPayload,
+  progress: (pct: number) => Promise<void>,
+): Promise<Buffer> {
   const archive: Record<string, unknown> = {
     format: 'clinic-platform.gdpr-export',
     format_version: 1,
@@ -173,7 +181,11 @@ export function createJobRunner(db: Database, log: Logger, pollMs = 1000): JobRu
       const file = await buildExport(db, job.id, job.payload, async (pct) => {
         await db.query('update jobs set progress = $2 where id = $1', [job.id, pct]);
       });
-      const result = { file_name: `gdpr-export-${job.id}.json`, bytes: file.length, sha256: createHash('sha256').update(file).digest('hex') };
+      const result = {
+        file_name: `gdpr-export-${job.id}.json`,
+        bytes: file.length,
+        sha256: createHash('sha256').update(file).digest('hex'),
+      };
       await db.query(
         `update jobs set status = 'done', progress = 100, file = $2, result = $3, result_path = $4,
                 expires_at = now() + make_interval(days => $5) where id = $1`,
@@ -182,7 +194,9 @@ export function createJobRunner(db: Database, log: Logger, pollMs = 1000): JobRu
       log.info({ jobId: job.id, bytes: file.length }, 'gdpr export done');
     } catch (err) {
       log.error({ err, jobId: job.id }, 'gdpr export failed');
-      await db.query(`update jobs set status = 'failed', error = $2 where id = $1`, [job.id, 'The export failed; request a new one.']).catch(() => {});
+      await db
+        .query(`update jobs set status = 'failed', error = $2 where id = $1`, [job.id, 'The export failed; request a new one.'])
+        .catch(() => {});
     }
   }
 

@@ -10,7 +10,10 @@ const MAX_EXPORT_ATTEMPTS = 3;
  * so a crash never strands a data-subject request. Progress updates touch updated_at, so a live job never
  * looks stale. Returns how many jobs were requeued and failed.
  */
-export async function recoverStaleExports(db: Database, staleMinutes = STALE_EXPORT_MINUTES): Promise<{ requeued: number; failed: number }> {
+export async function recoverStaleExports(
+  db: Database,
+  staleMinutes = STALE_EXPORT_MINUTES,
+): Promise<{ requeued: number; failed: number }> {
   const { rows } = await db.query<{ status: string }>(
     `update jobs set status = case when attempts >= $2 then 'failed' else 'queued' end,
             error = case when attempts >= $2 then 'The export failed repeatedly; request a new one.' else error end,

@@ -62,7 +62,10 @@ export async function activeRestriction(tx: Queryable, userId: string, orgId: st
 }
 
 /** Inserts an active restriction; null when a concurrent request inserted one first. */
-export async function insertRestriction(tx: Queryable, r: { userId: string; orgId: string | null; reason: string | null; by: string }): Promise<RestrictionRow | null> {
+export async function insertRestriction(
+  tx: Queryable,
+  r: { userId: string; orgId: string | null; reason: string | null; by: string },
+): Promise<RestrictionRow | null> {
   const { rows } = await tx.query<RestrictionRow>(
     `insert into gdpr_restrictions (user_id, organization_id, reason, restricted_by_principal_id) values ($1, $2, $3, $4)
      on conflict do nothing returning ${RESTRICTION_COLUMNS}`,
@@ -94,7 +97,9 @@ export async function findExportJob(tx: Queryable, id: string): Promise<JobRow |
 }
 
 export async function exportFile(tx: Queryable, id: string): Promise<Buffer | null> {
-  const { rows } = await tx.query<{ file: Buffer | Uint8Array | null }>(`select file from jobs where id = $1 and kind = 'gdpr_export'`, [id]);
+  const { rows } = await tx.query<{ file: Buffer | Uint8Array | null }>(`select file from jobs where id = $1 and kind = 'gdpr_export'`, [
+    id,
+  ]);
   const f = rows[0]?.file;
   return f ? Buffer.from(f) : null;
 }

@@ -7,7 +7,14 @@ import type { Actor } from '../organizations/service.ts';
 import { createJobRunner } from './export.ts';
 import { downloadExport, eraseData, getExport, requestExport, restrictProcessing } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['gdpr'];
 const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
@@ -15,7 +22,7 @@ const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 const SUBJECT_DOC =
   'Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the ' +
-  'organization in scope (X-Organization-ID), for holders of the permission there, the clinic\'s part only; user_id of ' +
+  "organization in scope (X-Organization-ID), for holders of the permission there, the clinic's part only; user_id of " +
   'someone else is for superadmins only. ';
 const subjectFields = {
   patient_id: Type.Optional(Uuid),
@@ -40,7 +47,7 @@ const EraseResult = Type.Object(
   {
     user_id: Uuid,
     organization_id: nullable(Uuid),
-    anonymised: Type.Boolean({ description: 'The account itself was anonymised (false: only the clinic\'s part was erased).' }),
+    anonymised: Type.Boolean({ description: "The account itself was anonymised (false: only the clinic's part was erased)." }),
     withdrawn_consents: Type.Integer(),
     patient_records_deleted: Type.Integer(),
     memberships_removed: Type.Integer(),
@@ -83,14 +90,18 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
       schema: {
         operationId: 'restrictProcessing',
         tags,
-        summary: 'Restrict (or lift the restriction of) processing of a data subject\'s data',
+        summary: "Restrict (or lift the restriction of) processing of a data subject's data",
         description:
           SUBJECT_DOC +
           'patient_id needs gdpr.restrict_processing. restricted true (default) records a restriction, false lifts it (404 when none ' +
           'is active). Feature gates then answer 403 processing_restricted for that person.',
         security: bearer,
         body: Type.Object(
-          { ...subjectFields, restricted: Type.Optional(Type.Boolean()), reason: Type.Optional(nullable(Type.String({ maxLength: 1000 }))) },
+          {
+            ...subjectFields,
+            restricted: Type.Optional(Type.Boolean()),
+            reason: Type.Optional(nullable(Type.String({ maxLength: 1000 }))),
+          },
           { additionalProperties: false },
         ),
         response: { 200: DataOf(Restriction), ...errorResponses },
@@ -112,7 +123,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
         summary: 'Erase (anonymise) a data subject, keeping the consent ledger and audit trail',
         description:
           SUBJECT_DOC +
-          'patient_id needs gdpr.erase_data: the clinic\'s consents are withdrawn, its patient record soft-deleted and emptied ' +
+          "patient_id needs gdpr.erase_data: the clinic's consents are withdrawn, its patient record soft-deleted and emptied " +
           '(contact details, notes, custom fields), unsigned forms emptied and their files removed; signed forms are clinical ' +
           'records the clinic retains, with the name and date of birth that identify them (listed in the gdpr.erased audit entry). The account ' +
           'itself is anonymised only when nothing else links the person to the platform. The caller itself or a superadmin erase ' +
@@ -141,7 +152,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
       schema: {
         operationId: 'exportData',
         tags,
-        summary: 'Start a machine-readable export (JSON archive) of a data subject\'s data',
+        summary: "Start a machine-readable export (JSON archive) of a data subject's data",
         description:
           SUBJECT_DOC +
           'patient_id needs gdpr.export_data. 202 with the job; poll GET /v1/gdpr/exports/{id} for status and progress, then ' +
@@ -167,7 +178,8 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'getExport',
         tags,
         summary: 'Status and progress of an export job',
-        description: 'Readable by whoever requested it, and by holders of gdpr.export_data at the organization it was made for; 404 otherwise.',
+        description:
+          'Readable by whoever requested it, and by holders of gdpr.export_data at the organization it was made for; 404 otherwise.',
         security: bearer,
         params: Type.Object({ id: Uuid }),
         response: { 200: DataOf(ExportJob), ...errorResponses },

@@ -41,14 +41,16 @@ async function subjectOf(tx: Queryable, actor: Actor, input: SubjectInput, code:
   const ctx = actor.ctx;
   if (input.patient_id && input.user_id) throw errors.validation({ user_id: 'give patient_id or user_id, not both' });
   if (input.patient_id) {
-    if (!ctx.orgId || !hasPermission(ctx, code)) throw errors.forbidden(`Acting for a clinic's patient needs the ${code} permission in the organization (X-Organization-ID).`);
+    if (!ctx.orgId || !hasPermission(ctx, code))
+      throw errors.forbidden(`Acting for a clinic's patient needs the ${code} permission in the organization (X-Organization-ID).`);
     const userId = await gdprPatientUserId(tx, input.patient_id.toLowerCase());
     if (!userId) throw errors.notFound('No patient with this id in this organization.');
     return { userId, orgId: ctx.orgId, onBehalf: 'organization' };
   }
   const target = input.user_id?.toLowerCase();
   if (!target || target === ctx.principalId) return { userId: ctx.principalId, orgId: null, onBehalf: 'self' };
-  if (!ctx.isSuperadmin) throw errors.forbidden('Only the data subject itself, or a platform superadmin, may name a user_id; clinics name their patient_id.');
+  if (!ctx.isSuperadmin)
+    throw errors.forbidden('Only the data subject itself, or a platform superadmin, may name a user_id; clinics name their patient_id.');
   if (!(await userExists(tx, target))) throw errors.notFound('No user with this id.');
   return { userId: target, orgId: null, onBehalf: 'platform' };
 }
@@ -73,7 +75,12 @@ export async function restrictProcessing(tx: Queryable, actor: Actor, input: Res
   let row: RestrictionRow;
   if (restrict) {
     if (current) return current;
-    const inserted = await insertRestriction(tx, { userId: s.userId, orgId: s.orgId, reason: input.reason ?? null, by: actor.ctx.principalId });
+    const inserted = await insertRestriction(tx, {
+      userId: s.userId,
+      orgId: s.orgId,
+      reason: input.reason ?? null,
+      by: actor.ctx.principalId,
+    });
     if (!inserted) return (await activeRestriction(tx, s.userId, s.orgId))!;
     row = inserted;
   } else {
@@ -94,9 +101,14 @@ export async function restrictProcessing(tx: Queryable, actor: Actor, input: Res
 
 /** The 403 of a feature gate for a person whose data may not be processed (GDPR art. 18). */
 export function processingRestricted(purpose: string): AppError {
-  return new AppError(403, 'processing_restricted', `Processing of this person's data is restricted (GDPR art. 18); the ${purpose} feature is unavailable until the restriction is lifted.`, {
-    extra: { missing_purpose: purpose },
-  });
+  return new AppError(
+    403,
+    'processing_restricted',
+    `Processing of this person's data is restricted (GDPR art. 18); the ${purpose} feature is unavailable until the restriction is lifted.`,
+    {
+      extra: { missing_purpose: purpose },
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,9 +236,15 @@ export async function downloadExport(tx: Queryable, actor: Actor, id: string): P
   const job = await findExportJob(tx, id);
   if (!job) throw errors.notFound('No export job with this id.');
   if (job.status !== 'done') {
-    throw errors.conflict('export_not_ready', job.status === 'failed' ? 'This export failed; request a new one.' : `This export is ${job.status} (${job.progress}%); poll GET /v1/gdpr/exports/${id}.`);
+    throw errors.conflict(
+      'export_not_ready',
+      job.status === 'failed'
+        ? 'This export failed; request a new one.'
+        : `This export is ${job.status} (${job.progress}%); poll GET /v1/gdpr/exports/${id}.`,
+    );
   }
-  if (job.expires_at && job.expires_at.getTime() < Date.now()) throw new AppError(410, 'export_expired', 'This export has expired; request a new one.');
+  if (job.expires_at && job.expires_at.getTime() < Date.now())
+    throw new AppError(410, 'export_expired', 'This export has expired; request a new one.');
   const body = (await exportFile(tx, id))!;
   await insertAudit(tx, {
     organizationId: job.organization_id,

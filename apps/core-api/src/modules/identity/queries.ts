@@ -99,7 +99,12 @@ select u.id, u.email, u.kind, u.confirmed,
 from u cross join pr cross join p cross join chosen c
 left join m cm on cm.organization_id = c.org_id`;
 
-export async function loadContext(db: Queryable, subject: string, requestedOrgId: string | null, consentGate = true): Promise<ContextRow | null> {
+export async function loadContext(
+  db: Queryable,
+  subject: string,
+  requestedOrgId: string | null,
+  consentGate = true,
+): Promise<ContextRow | null> {
   const { rows } = await db.query<ContextRow>(CONTEXT_SQL, [subject, requestedOrgId, consentGate], { name: 'request_context' });
   return rows[0] ?? null;
 }

@@ -130,7 +130,11 @@ export async function resolveContext(deps: IdentityDeps, req: ContextRequest): P
     await provision(deps, token, req);
     row = await contextRow(deps, token.subject, req.requestedOrgId);
     if (!row) {
-      throw new AppError(409, 'identity_conflict', 'This email is already linked to another sign-in identity; contact support to merge them.');
+      throw new AppError(
+        409,
+        'identity_conflict',
+        'This email is already linked to another sign-in identity; contact support to merge them.',
+      );
     }
   }
   if (!row.org_exists) throw errors.organizationNotFound();

@@ -18,7 +18,17 @@ export interface LocationRow {
 }
 
 /** The columns a client may set; also the allow-list of the dynamic UPDATE. */
-export const WRITABLE = ['name', 'address_line1', 'address_line2', 'city', 'region', 'postal_code', 'country', 'timezone', 'phone'] as const;
+export const WRITABLE = [
+  'name',
+  'address_line1',
+  'address_line2',
+  'city',
+  'region',
+  'postal_code',
+  'country',
+  'timezone',
+  'phone',
+] as const;
 export type Writable = (typeof WRITABLE)[number];
 export type LocationInput = Pick<LocationRow, 'name' | 'timezone'> & Partial<Pick<LocationRow, Exclude<Writable, 'name' | 'timezone'>>>;
 
@@ -47,7 +57,12 @@ export async function insertLocation(tx: Queryable, orgId: string, input: Locati
   }
 }
 
-export async function findLocation(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<LocationRow | null> {
+export async function findLocation(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<LocationRow | null> {
   const { rows } = await tx.query<LocationRow>(
     `select ${COLUMNS} from locations where id = $1 and organization_id = $2${opts.forUpdate ? ' for update' : ''}`,
     [id, orgId],
@@ -81,7 +96,12 @@ export async function listLocations(
 }
 
 /** Sets only the given columns (names from WRITABLE, values bound). */
-export async function updateLocation(tx: Queryable, orgId: string, id: string, changes: Partial<Record<Writable, string | null>>): Promise<LocationRow | null> {
+export async function updateLocation(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  changes: Partial<Record<Writable, string | null>>,
+): Promise<LocationRow | null> {
   const cols = WRITABLE.filter((c) => Object.hasOwn(changes, c));
   if (!cols.length) return findLocation(tx, orgId, id);
   const params: unknown[] = [id, orgId];
@@ -101,6 +121,9 @@ export async function updateLocation(tx: Queryable, orgId: string, id: string, c
 }
 
 export async function deleteLocation(tx: Queryable, orgId: string, id: string): Promise<LocationRow | null> {
-  const { rows } = await tx.query<LocationRow>(`delete from locations where id = $1 and organization_id = $2 returning ${COLUMNS}`, [id, orgId]);
+  const { rows } = await tx.query<LocationRow>(`delete from locations where id = $1 and organization_id = $2 returning ${COLUMNS}`, [
+    id,
+    orgId,
+  ]);
   return rows[0] ?? null;
 }

@@ -8,7 +8,14 @@ import type { Actor } from '../organizations/service.ts';
 import { CreateLocationBody, Location, LocationListQuery, LocationParams, UpdateLocationBody } from './schemas.ts';
 import { createLocation, deleteLocation, getLocation, listLocations, updateLocation } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['locations'];
 const manage = requirePermission('locations.manage');
@@ -34,7 +41,8 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'createLocation',
         tags,
         summary: 'Create a location',
-        description: 'Needs locations.manage. 409 location_name_taken when the organization has a location of that name. Honours Idempotency-Key.',
+        description:
+          'Needs locations.manage. 409 location_name_taken when the organization has a location of that name. Honours Idempotency-Key.',
         security: bearer,
         params: Type.Object({ id: Uuid }),
         body: CreateLocationBody,

@@ -34,7 +34,12 @@ const fields = {
   region: nullable(Type.String({ maxLength: 100 })),
   postal_code: nullable(Type.String({ maxLength: 20 })),
   country: nullable(Type.String({ maxLength: 2, description: 'ISO 3166-1 alpha-2 code such as RO or US; either case.', examples: ['RO'] })),
-  timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone name such as Europe/Bucharest.', examples: ['Europe/Bucharest'] }),
+  timezone: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'IANA time zone name such as Europe/Bucharest.',
+    examples: ['Europe/Bucharest'],
+  }),
   phone: nullable(Type.String({ maxLength: 40, description: 'Digits with optional +, spaces, dots, hyphens, slashes and parentheses.' })),
 };
 

@@ -20,13 +20,26 @@ import { normalizeLocation, type LocationBody } from './validation.ts';
 const notFound = () => errors.notFound('No location with this id in this organization.');
 
 function audit(tx: Queryable, actor: Actor, orgId: string, action: string, id: string, data: Record<string, unknown>) {
-  return insertAudit(tx, { organizationId: orgId, actorUserId: actor.ctx.principalId, action, entityType: 'location', entityId: id, data, ip: actor.ip });
+  return insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action,
+    entityType: 'location',
+    entityId: id,
+    data,
+    ip: actor.ip,
+  });
 }
 
 /** The client-set fields of a row, for audit entries. */
 const snapshot = (row: LocationRow) => Object.fromEntries(WRITABLE.map((c) => [c, row[c]]));
 
-export async function createLocation(tx: Queryable, actor: Actor, orgId: string, body: LocationBody & { name: string; timezone: string }): Promise<LocationRow> {
+export async function createLocation(
+  tx: Queryable,
+  actor: Actor,
+  orgId: string,
+  body: LocationBody & { name: string; timezone: string },
+): Promise<LocationRow> {
   const input = normalizeLocation(body) as LocationInput;
   const row = await insertLocation(tx, orgId, input);
   await audit(tx, actor, orgId, 'location.created', row.id, snapshot(row));
@@ -70,7 +83,11 @@ export async function updateLocation(tx: Queryable, actor: Actor, orgId: string,
   const row = await updateRow(tx, orgId, id, set);
   if (!row) throw notFound();
   await audit(tx, actor, orgId, 'location.updated', id, { changes });
-  await emitEvent(tx, { organizationId: orgId, type: 'location.updated', data: { organization_id: orgId, location_id: id, changed: Object.keys(changes) } });
+  await emitEvent(tx, {
+    organizationId: orgId,
+    type: 'location.updated',
+    data: { organization_id: orgId, location_id: id, changed: Object.keys(changes) },
+  });
   return row;
 }
 

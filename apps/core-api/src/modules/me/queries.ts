@@ -9,10 +9,9 @@ export async function storeCurrentOrganization(tx: Queryable, userId: string, or
  * app_rls may update only current_organization_id and preferred_language of its own row.
  */
 export async function lockPreferredLanguage(tx: Queryable, userId: string): Promise<string | null | undefined> {
-  const { rows } = await tx.query<{ preferred_language: string | null }>(
-    'select preferred_language from users where id = $1 for update',
-    [userId],
-  );
+  const { rows } = await tx.query<{ preferred_language: string | null }>('select preferred_language from users where id = $1 for update', [
+    userId,
+  ]);
   return rows[0] ? rows[0].preferred_language : undefined;
 }
 

@@ -36,7 +36,7 @@ const UpdateMeBody = Type.Object(
     preferred_language: Type.Optional(
       Type.Union([Type.String({ pattern: LANGUAGE_TAG, maxLength: 35 }), Type.Null()], {
         description:
-          'A language tag such as en, ro or pt-BR (stored as given), or null to inherit the organization\'s language_code. ' +
+          "A language tag such as en, ro or pt-BR (stored as given), or null to inherit the organization's language_code. " +
           'Front-ends render en and ro and fall back to en for anything else.',
       }),
     ),

@@ -42,14 +42,26 @@ export interface MemberFilter {
  * the member columns are read for those 50 keys only: on a large organization the OFFSET rows of a
  * default-ordered page are then index entries, not joined rows (bench/lists.ts).
  */
-export async function listMembers(tx: Queryable, orgId: string, filter: MemberFilter, sort: Sort, page: Pagination): Promise<{ rows: MemberRow[]; total: number }> {
+export async function listMembers(
+  tx: Queryable,
+  orgId: string,
+  filter: MemberFilter,
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: MemberRow[]; total: number }> {
   const w = new SqlWhere()
     .add('m.organization_id = ?', orgId)
     .dateRange('m.created_at', filter.created)
     .optional('m.role_id in (select r2.id from roles r2 where r2.organization_id = m.organization_id and r2.code = ?)', filter.role_code)
     .optional('exists (select 1 from users u2 where u2.id = m.user_id and u2.kind = ?)', filter.kind)
-    .optional('exists (select 1 from users u2 where u2.id = m.user_id and u2.email ilike ?)', filter.q === undefined ? undefined : containsPattern(filter.q));
-  const joins = [/\bu\./.test(sort.sql) ? 'join users u on u.id = m.user_id' : '', /\br\./.test(sort.sql) ? 'join roles r on r.id = m.role_id' : ''].join(' ');
+    .optional(
+      'exists (select 1 from users u2 where u2.id = m.user_id and u2.email ilike ?)',
+      filter.q === undefined ? undefined : containsPattern(filter.q),
+    );
+  const joins = [
+    /\bu\./.test(sort.sql) ? 'join users u on u.id = m.user_id' : '',
+    /\br\./.test(sort.sql) ? 'join roles r on r.id = m.role_id' : '',
+  ].join(' ');
   const { rows } = await tx.query<MemberRow & { total: number }>(
     `select t.total, p.*
      from (select count(*)::int as total from memberships m where ${w.text}) t

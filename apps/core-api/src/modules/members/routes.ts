@@ -8,7 +8,14 @@ import type { Actor } from '../organizations/service.ts';
 import { AddMemberBody, Member, MemberListQuery, MemberParams } from './schemas.ts';
 import { addMember, listMembers, removeMember } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['members'];
 const gate = requirePermission('organizations.manage_members');

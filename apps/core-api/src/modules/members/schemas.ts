@@ -12,7 +12,10 @@ export const Member = Type.Object(
     role_code: Type.String({ description: 'Display label only: never branch authorization on it.' }),
     created_at: Timestamp,
   },
-  { $id: 'Member', description: 'A membership of the organization: one role per user (spec 2.4). created_at is when the user became a member.' },
+  {
+    $id: 'Member',
+    description: 'A membership of the organization: one role per user (spec 2.4). created_at is when the user became a member.',
+  },
 );
 
 export const MemberListQuery = ListQueryWith({

@@ -1,5 +1,14 @@
 import type { Queryable } from '@clinic/db';
-import { AppError, errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import {
+  type AppError,
+  errors,
+  listEnvelope,
+  parseDateRange,
+  parseFilters,
+  parsePagination,
+  parseSort,
+  type ListEnvelope,
+} from '@clinic/http-kit';
 import { insertAudit } from '../audit/queries.ts';
 import type { Actor } from '../organizations/service.ts';
 import {
@@ -28,7 +37,13 @@ export async function listMembers(tx: Queryable, orgId: string, query: Record<st
   const created = parseDateRange(query, 'created_at');
   const f = parseFilters(query, MEMBER_FILTERS);
   const q = f.q?.trim();
-  const { rows, total } = await listMemberRows(tx, orgId, { role_code: f.role_code, kind: f.kind, q: q ? q : undefined, created }, sort, page);
+  const { rows, total } = await listMemberRows(
+    tx,
+    orgId,
+    { role_code: f.role_code, kind: f.kind, q: q ? q : undefined, created },
+    sort,
+    page,
+  );
   return listEnvelope(rows, page, total);
 }
 
@@ -61,7 +76,9 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
   const email = input.email.trim().toLowerCase();
   const role = await findRoleByCode(tx, orgId, input.role_code);
   if (!role) {
-    throw errors.validation({ role_code: `no role "${input.role_code}" in this organization; GET /v1/organizations/${orgId}/roles lists them` });
+    throw errors.validation({
+      role_code: `no role "${input.role_code}" in this organization; GET /v1/organizations/${orgId}/roles lists them`,
+    });
   }
   let userId = await userIdByEmail(tx, email);
   let userCreated = false;
@@ -69,7 +86,11 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
     userCreated = await insertInvitedUser(tx, email);
     userId = await userIdByEmail(tx, email);
     // The email is taken by an agent or service account of another organization (spec 2.4).
-    if (!userId) throw errors.conflict('principal_not_allowed', 'This email belongs to an agent or service account of another organization; it cannot be a member here.');
+    if (!userId)
+      throw errors.conflict(
+        'principal_not_allowed',
+        'This email belongs to an agent or service account of another organization; it cannot be a member here.',
+      );
   }
 
   if (await insertMembership(tx, orgId, userId, role.id)) {

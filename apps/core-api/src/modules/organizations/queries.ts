@@ -33,7 +33,8 @@ export async function insertOrganization(tx: Queryable, org: NewOrganization): P
     );
     return rows[0]!;
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.conflict('slug_taken', `The slug "${org.slug}" is already used by another organization; choose another.`);
+    if (isUniqueViolation(err))
+      throw errors.conflict('slug_taken', `The slug "${org.slug}" is already used by another organization; choose another.`);
     throw err;
   }
 }
@@ -132,7 +133,8 @@ export async function updateOrganizationRow(tx: Queryable, id: string, change: O
     );
     return rows[0] ?? null;
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.conflict('slug_taken', `The slug "${change.slug ?? ''}" is already used by another organization; choose another.`);
+    if (isUniqueViolation(err))
+      throw errors.conflict('slug_taken', `The slug "${change.slug ?? ''}" is already used by another organization; choose another.`);
     throw err;
   }
 }

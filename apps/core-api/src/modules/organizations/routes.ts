@@ -4,15 +4,37 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requireOrgAccess, requirePermission, requireSuperadmin } from '../../platform/pipeline.ts';
-import { CreateOrganizationBody, Organization, OrganizationListQuery, OrganizationSettings, PublicOrganization, UpdateOrganizationBody } from './schemas.ts';
-import { createOrganization, getOrganization, getOrgSettings, listOrganizations, resolvePublic, updateOrganization, type Actor } from './service.ts';
+import {
+  CreateOrganizationBody,
+  Organization,
+  OrganizationListQuery,
+  OrganizationSettings,
+  PublicOrganization,
+  UpdateOrganizationBody,
+} from './schemas.ts';
+import {
+  createOrganization,
+  getOrganization,
+  getOrgSettings,
+  listOrganizations,
+  resolvePublic,
+  updateOrganization,
+  type Actor,
+} from './service.ts';
 
 export interface OrganizationRouteDeps {
   db: Database;
   resolveLimiter: RateLimiter;
 }
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const IdParams = Type.Object({ id: Uuid });
 
@@ -40,7 +62,10 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
         tags: ['public'],
         summary: 'Resolve an organization by slug or by verified custom domain',
         description: `Public, rate limited per IP (RATELIMIT_PUBLIC_RESOLVE_LIMIT per RATELIMIT_PUBLIC_RESOLVE_WINDOW). Give exactly one of slug or domain.`,
-        querystring: Type.Object({ slug: Type.Optional(Type.String({ maxLength: 63 })), domain: Type.Optional(Type.String({ maxLength: 253 })) }),
+        querystring: Type.Object({
+          slug: Type.Optional(Type.String({ maxLength: 63 })),
+          domain: Type.Optional(Type.String({ maxLength: 253 })),
+        }),
         response: { 200: DataOf(PublicOrganization), 404: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
       },
     },
@@ -129,7 +154,9 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
         response: { 200: DataOf(Organization), ...errorResponses },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => updateOrganization(tx, actorOf(request), request.params.id.toLowerCase(), request.body)) }),
+    async (request) => ({
+      data: await request.inTx((tx) => updateOrganization(tx, actorOf(request), request.params.id.toLowerCase(), request.body)),
+    }),
   );
 
   r.get(
@@ -143,7 +170,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
         summary: 'Read the settings of an organization',
         description:
           'Needs organizations.view_directory in that organization (spec 2.7; every system role holds it, patients do not). ' +
-          'language_code is the organization\'s (front-ends render en and ro and fall back to en); default_timezone is ' +
+          "language_code is the organization's (front-ends render en and ro and fall back to en); default_timezone is " +
           'the IANA zone used where no location gives one.',
         security: bearer,
         params: IdParams,

@@ -29,7 +29,10 @@ export const PublicOrganization = Type.Object({
 const fields = {
   // At least one non-space character: a name of blanks renders as nothing in every picker.
   name: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
-  slug: Type.String({ pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'lowercase letters, digits and hyphens; used by resolve' }),
+  slug: Type.String({
+    pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$',
+    description: 'lowercase letters, digits and hyphens; used by resolve',
+  }),
   language_code: Type.String({ minLength: 1, maxLength: 35, description: LANGUAGE_DOC }),
 };
 
@@ -60,7 +63,9 @@ export const OrganizationListQuery = ListQueryWith({
 export const OrganizationSettings = Type.Object(
   {
     organization_id: Uuid,
-    language_code: Type.String({ description: `The organization's language_code (edited with PATCH /v1/organizations/{id}). ${LANGUAGE_DOC}` }),
+    language_code: Type.String({
+      description: `The organization's language_code (edited with PATCH /v1/organizations/{id}). ${LANGUAGE_DOC}`,
+    }),
     default_timezone: Type.String({ description: 'IANA time zone name used where no location gives one; default UTC.' }),
     updated_at: Timestamp,
   },

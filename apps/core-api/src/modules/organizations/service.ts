@@ -53,7 +53,11 @@ export const ORGANIZATION_SORT = { name: 'lower(o.name)', slug: 'o.slug', create
  * member; patient organizations are GET /v1/me/clinics. A superadmin has no memberships (spec 5.6)
  * and gets every organization, which is what the console lists.
  */
-export async function listOrganizations(tx: Queryable, ctx: RequestContext, query: Record<string, unknown>): Promise<ListEnvelope<OrganizationRow>> {
+export async function listOrganizations(
+  tx: Queryable,
+  ctx: RequestContext,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<OrganizationRow>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, ORGANIZATION_SORT, '-created_at', 'o.id');
   const created = parseDateRange(query, 'created_at');
@@ -78,7 +82,12 @@ export interface UpdateOrganizationInput {
  * are written and audited (`changes: { field: { from, to } }`, same transaction). A PATCH that changes
  * nothing writes nothing and returns the organization.
  */
-export async function updateOrganization(tx: Queryable, actor: Actor, id: string, input: UpdateOrganizationInput): Promise<OrganizationRow> {
+export async function updateOrganization(
+  tx: Queryable,
+  actor: Actor,
+  id: string,
+  input: UpdateOrganizationInput,
+): Promise<OrganizationRow> {
   const given = (['name', 'slug', 'language_code'] as const).filter((k) => input[k] !== undefined);
   if (!given.length) throw errors.validation({ _body: 'give at least one of name, slug, language_code' });
   const current = await lockOrganization(tx, id);
@@ -118,7 +127,10 @@ const SLUG = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
 /** GET /v1/public/organizations/resolve: exactly one of slug or domain. */
-export async function resolvePublic(db: Database, query: { slug?: string | undefined; domain?: string | undefined }): Promise<OrganizationRow> {
+export async function resolvePublic(
+  db: Database,
+  query: { slug?: string | undefined; domain?: string | undefined },
+): Promise<OrganizationRow> {
   const slug = query.slug?.trim().toLowerCase();
   const domain = query.domain?.trim().toLowerCase().replace(/\.$/, '');
   if (!slug === !domain) {

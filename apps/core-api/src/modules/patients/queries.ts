@@ -31,12 +31,28 @@ export async function ensurePatientUser(tx: Queryable, email: string): Promise<s
   return rows[0]?.id ?? null;
 }
 
-export async function insertPatient(tx: Queryable, orgId: string, userId: string, rec: PatientRecord, principalId: string): Promise<PatientRow> {
+export async function insertPatient(
+  tx: Queryable,
+  orgId: string,
+  userId: string,
+  rec: PatientRecord,
+  principalId: string,
+): Promise<PatientRow> {
   try {
     const { rows } = await tx.query<PatientRow>(
       `insert into patients (organization_id, user_id, first_name, last_name, date_of_birth, phone, notes, custom_field_values, created_by_principal_id)
        values ($1, $2, $3, $4, $5::date, $6, $7, $8::jsonb, $9) returning ${COLUMNS}`,
-      [orgId, userId, rec.first_name, rec.last_name, rec.date_of_birth, rec.phone, rec.notes, JSON.stringify(rec.custom_field_values), principalId],
+      [
+        orgId,
+        userId,
+        rec.first_name,
+        rec.last_name,
+        rec.date_of_birth,
+        rec.phone,
+        rec.notes,
+        JSON.stringify(rec.custom_field_values),
+        principalId,
+      ],
     );
     // Read back: app.patient_email() in RETURNING runs before the new row is visible to it.
     return (await findPatient(tx, orgId, rows[0]!.id)) ?? rows[0]!;
@@ -46,7 +62,12 @@ export async function insertPatient(tx: Queryable, orgId: string, userId: string
   }
 }
 
-export async function findPatient(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<PatientRow | null> {
+export async function findPatient(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<PatientRow | null> {
   const { rows } = await tx.query<PatientRow>(
     `select ${COLUMNS} from patients where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
     [id, orgId],
@@ -81,7 +102,13 @@ export async function listPatients(
   const where = new SqlWhere().add('organization_id = ?', orgId).add('deleted_at is null').dateRange('created_at', f.created);
   if (f.q) {
     const p = containsPattern(f.q);
-    where.add("(first_name ilike ? or last_name ilike ? or (coalesce(first_name, '') || ' ' || coalesce(last_name, '')) ilike ? or phone ilike ?)", p, p, p, p);
+    where.add(
+      "(first_name ilike ? or last_name ilike ? or (coalesce(first_name, '') || ' ' || coalesce(last_name, '')) ilike ? or phone ilike ?)",
+      p,
+      p,
+      p,
+      p,
+    );
   }
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from patients where ${where.text}`, where.params);
   const { rows } = await tx.query<PatientRow>(

@@ -8,7 +8,14 @@ import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { CreatePatientBody, Patient, PatientListQuery, PatientParams, PutPatientBody } from './schemas.ts';
 import * as svc from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['patients'];
 
@@ -20,75 +27,121 @@ const canRead = (request: FastifyRequest) => {
 };
 
 async function readGate(request: FastifyRequest): Promise<void> {
-  if (!canRead(request) && !isPatientCaller(request.ctx!)) throw errors.forbidden('This needs the patients.view_org permission in the organization.');
+  if (!canRead(request) && !isPatientCaller(request.ctx!))
+    throw errors.forbidden('This needs the patients.view_org permission in the organization.');
 }
 async function listGate(request: FastifyRequest): Promise<void> {
   if (!canRead(request)) throw errors.forbidden('This needs the patients.view_org permission in the organization.');
 }
 async function writeGate(request: FastifyRequest): Promise<void> {
   const ctx = request.ctx!;
-  if (!hasPermission(ctx, 'patients.update_org') && !isPatientCaller(ctx)) throw errors.forbidden('This needs the patients.update_org permission in the organization.');
+  if (!hasPermission(ctx, 'patients.update_org') && !isPatientCaller(ctx))
+    throw errors.forbidden('This needs the patients.update_org permission in the organization.');
 }
 
 /** Patients as far as forms need them (spec 4.5; issue 6). */
 export function patientRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.get('/v1/patients', {
-    onRequest: [listGate],
-    schema: {
-      operationId: 'listPatients', tags, security: bearer, summary: 'List the patients of the organization',
-      description: 'Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name or phone), created_at_after/_before.',
-      querystring: PatientListQuery, response: { 200: ListOf(Patient), ...errorResponses, 422: ErrorResponse },
+  r.get(
+    '/v1/patients',
+    {
+      onRequest: [listGate],
+      schema: {
+        operationId: 'listPatients',
+        tags,
+        security: bearer,
+        summary: 'List the patients of the organization',
+        description:
+          'Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name or phone), created_at_after/_before.',
+        querystring: PatientListQuery,
+        response: { 200: ListOf(Patient), ...errorResponses, 422: ErrorResponse },
+      },
     },
-  }, async (request) => request.inTx((tx) => svc.listPatients(tx, orgOf(request.ctx!), request.query)));
+    async (request) => request.inTx((tx) => svc.listPatients(tx, orgOf(request.ctx!), request.query)),
+  );
 
-  r.post('/v1/patients', {
-    config: { idempotent: true },
-    onRequest: [requirePermission('patients.onboard')],
-    schema: {
-      operationId: 'createPatient', tags, security: bearer, summary: 'Create a patient record for a person named by email',
-      description: 'Needs patients.onboard. The person is linked on first sign-in with this email. 409 patient_exists. Honours Idempotency-Key.',
-      body: CreatePatientBody, response: { 201: DataOf(Patient), ...errorResponses },
+  r.post(
+    '/v1/patients',
+    {
+      config: { idempotent: true },
+      onRequest: [requirePermission('patients.onboard')],
+      schema: {
+        operationId: 'createPatient',
+        tags,
+        security: bearer,
+        summary: 'Create a patient record for a person named by email',
+        description:
+          'Needs patients.onboard. The person is linked on first sign-in with this email. 409 patient_exists. Honours Idempotency-Key.',
+        body: CreatePatientBody,
+        response: { 201: DataOf(Patient), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    return reply.status(201).send({ data: await request.inTx((tx) => svc.createPatient(tx, actor, request.body)) });
-  });
+    async (request, reply) => {
+      const actor = actorOf(request);
+      return reply.status(201).send({ data: await request.inTx((tx) => svc.createPatient(tx, actor, request.body)) });
+    },
+  );
 
-  r.get('/v1/patients/:id', {
-    onRequest: [readGate],
-    schema: {
-      operationId: 'getPatient', tags, security: bearer, summary: 'Read a patient record',
-      description: 'patients.view_org, or the patient itself (without staff notes, private fields and internal ids).',
-      params: PatientParams, response: { 200: DataOf(Patient), ...errorResponses },
+  r.get(
+    '/v1/patients/:id',
+    {
+      onRequest: [readGate],
+      schema: {
+        operationId: 'getPatient',
+        tags,
+        security: bearer,
+        summary: 'Read a patient record',
+        description: 'patients.view_org, or the patient itself (without staff notes, private fields and internal ids).',
+        params: PatientParams,
+        response: { 200: DataOf(Patient), ...errorResponses },
+      },
     },
-  }, async (request) => {
-    const ctx = request.ctx!;
-    return { data: await request.inTx((tx) => svc.getPatient(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
-  });
+    async (request) => {
+      const ctx = request.ctx!;
+      return { data: await request.inTx((tx) => svc.getPatient(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
+    },
+  );
 
-  r.put('/v1/patients/:id', {
-    onRequest: [writeGate],
-    schema: {
-      operationId: 'updatePatient', tags, security: bearer, summary: 'Replace the editable patient record',
-      description: 'patients.update_org, or the patient itself: ownership fields and staff notes are silently dropped from a patient body.',
-      params: PatientParams, body: PutPatientBody, response: { 200: DataOf(Patient), ...errorResponses },
+  r.put(
+    '/v1/patients/:id',
+    {
+      onRequest: [writeGate],
+      schema: {
+        operationId: 'updatePatient',
+        tags,
+        security: bearer,
+        summary: 'Replace the editable patient record',
+        description:
+          'patients.update_org, or the patient itself: ownership fields and staff notes are silently dropped from a patient body.',
+        params: PatientParams,
+        body: PutPatientBody,
+        response: { 200: DataOf(Patient), ...errorResponses },
+      },
     },
-  }, async (request) => {
-    const actor = actorOf(request);
-    return { data: await request.inTx((tx) => svc.putPatient(tx, actor, request.params.id, request.body, isPatientCaller(actor.ctx))) };
-  });
+    async (request) => {
+      const actor = actorOf(request);
+      return { data: await request.inTx((tx) => svc.putPatient(tx, actor, request.params.id, request.body, isPatientCaller(actor.ctx))) };
+    },
+  );
 
-  r.delete('/v1/patients/:id', {
-    onRequest: [requirePermission('patients.delete')],
-    schema: {
-      operationId: 'deletePatient', tags, security: bearer, summary: 'Delete a patient record (soft)',
-      params: PatientParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+  r.delete(
+    '/v1/patients/:id',
+    {
+      onRequest: [requirePermission('patients.delete')],
+      schema: {
+        operationId: 'deletePatient',
+        tags,
+        security: bearer,
+        summary: 'Delete a patient record (soft)',
+        params: PatientParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
     },
-  }, async (request, reply) => {
-    const actor = actorOf(request);
-    await request.inTx((tx) => svc.deletePatient(tx, actor, request.params.id));
-    return reply.status(204).send(null);
-  });
+    async (request, reply) => {
+      const actor = actorOf(request);
+      await request.inTx((tx) => svc.deletePatient(tx, actor, request.params.id));
+      return reply.status(204).send(null);
+    },
+  );
 }

@@ -17,7 +17,9 @@ export const Patient = Type.Object(
     phone: nullable(Type.String()),
     notes: Type.Optional(nullable(Type.String({ description: 'Staff only: absent for patient callers.' }))),
     profile_shared: Type.Boolean(),
-    custom_fields: Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } of the published patient fields; private ones absent for patient callers.' }),
+    custom_fields: Type.Record(Type.String(), Type.Unknown(), {
+      description: '{ key: value } of the published patient fields; private ones absent for patient callers.',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -30,11 +32,16 @@ const record = {
   date_of_birth: Type.Optional(nullable(Type.String({ maxLength: 10, description: 'YYYY-MM-DD' }))),
   phone: Type.Optional(nullable(Type.String({ maxLength: 40 }))),
   notes: Type.Optional(nullable(Type.String({ maxLength: 10000, description: 'Staff only; silently dropped from a patient caller.' }))),
-  custom_fields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } of published patient fields; null clears.' })),
+  custom_fields: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } of published patient fields; null clears.' }),
+  ),
 };
 
 export const CreatePatientBody = Type.Object(
-  { email: Type.String({ minLength: 3, maxLength: 320, description: 'The person; linked on their first sign-in with this email.' }), ...record },
+  {
+    email: Type.String({ minLength: 3, maxLength: 320, description: 'The person; linked on their first sign-in with this email.' }),
+    ...record,
+  },
   { additionalProperties: false },
 );
 
@@ -44,7 +51,9 @@ export const PutPatientBody = Type.Object(
     ...record,
     id: Type.Optional(Type.String({ description: 'Ownership field: ignored.' })),
     user_id: Type.Optional(Type.String({ description: 'Ownership field: dropped for patient callers; must not change for staff.' })),
-    organization_id: Type.Optional(Type.String({ description: 'Ownership field: dropped for patient callers; must not change for staff.' })),
+    organization_id: Type.Optional(
+      Type.String({ description: 'Ownership field: dropped for patient callers; must not change for staff.' }),
+    ),
   },
   { additionalProperties: false, description: 'The whole editable record: fields left out are cleared.' },
 );

@@ -49,10 +49,14 @@ function recordOf(body: PatientBody, current: q.PatientRow | null, fields: Publi
     // Staff notes: a patient caller's value is dropped and the stored one kept.
     notes: patientCaller ? (current?.notes ?? null) : text(body.notes),
   };
-  if (rec.date_of_birth && (valueProblem({ field_type: 'date', options: [] }, rec.date_of_birth) || rec.date_of_birth > new Date().toISOString().slice(0, 10))) {
+  if (
+    rec.date_of_birth &&
+    (valueProblem({ field_type: 'date', options: [] }, rec.date_of_birth) || rec.date_of_birth > new Date().toISOString().slice(0, 10))
+  ) {
     problems.date_of_birth = 'must be a past date as YYYY-MM-DD';
   }
-  if (rec.phone && !PHONE.test(rec.phone)) problems.phone = 'must be a phone number: digits with optional +, spaces, dots, hyphens, slashes and parentheses';
+  if (rec.phone && !PHONE.test(rec.phone))
+    problems.phone = 'must be a phone number: digits with optional +, spaces, dots, hyphens, slashes and parentheses';
   if (Object.keys(problems).length) throw errors.validation(problems);
   const custom_field_values = replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, patientCaller);
   return { ...rec, custom_field_values };
@@ -65,9 +69,13 @@ export async function createPatient(tx: Queryable, actor: OrgActor, body: Patien
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
   const rec = recordOf(body, null, fields, false);
   const userId = await q.ensurePatientUser(tx, email);
-  if (!userId) throw errors.conflict('principal_not_allowed', 'This email belongs to an agent or a service account, which cannot be a patient.');
+  if (!userId)
+    throw errors.conflict('principal_not_allowed', 'This email belongs to an agent or a service account, which cannot be a patient.');
   const row = await q.insertPatient(tx, actor.orgId, userId, rec, actor.ctx.principalId);
-  await audit(tx, actor, 'patient.created', 'patient', row.id, { user_id: userId, fields: Object.keys(body).filter((k) => k !== 'custom_fields') });
+  await audit(tx, actor, 'patient.created', 'patient', row.id, {
+    user_id: userId,
+    fields: Object.keys(body).filter((k) => k !== 'custom_fields'),
+  });
   await emit(tx, actor.orgId, 'patient.created', { id: row.id, user_id: userId });
   return present(row, fields, false);
 }
@@ -78,14 +86,22 @@ export async function getPatient(tx: Queryable, orgId: string, id: string, patie
   return present(row, await publishedFieldsOf(tx, orgId, 'patient'), patientCaller);
 }
 
-export async function listPatients(tx: Queryable, orgId: string, query: Record<string, unknown>): Promise<ListEnvelope<ReturnType<typeof present>>> {
+export async function listPatients(
+  tx: Queryable,
+  orgId: string,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<ReturnType<typeof present>>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, PATIENT_SORT);
   const created = parseDateRange(query, 'created_at');
   const text = typeof query.q === 'string' ? query.q.trim() : '';
   const { rows, total } = await q.listPatients(tx, orgId, { q: text || undefined, created }, sort, page);
   const fields = await publishedFieldsOf(tx, orgId, 'patient');
-  return listEnvelope(rows.map((r) => present(r, fields, false)), page, total);
+  return listEnvelope(
+    rows.map((r) => present(r, fields, false)),
+    page,
+    total,
+  );
 }
 
 /**
@@ -98,15 +114,18 @@ export async function putPatient(tx: Queryable, actor: OrgActor, id: string, bod
   if (!current) throw notFound();
   if (!patientCaller) {
     const fixed: Record<string, string> = {};
-    if (body.user_id !== undefined && body.user_id.toLowerCase() !== current.user_id) fixed.user_id = 'a patient record stays with its person';
-    if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== current.organization_id) fixed.organization_id = 'a patient record stays at its organization';
+    if (body.user_id !== undefined && body.user_id.toLowerCase() !== current.user_id)
+      fixed.user_id = 'a patient record stays with its person';
+    if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== current.organization_id)
+      fixed.organization_id = 'a patient record stays at its organization';
     if (Object.keys(fixed).length) throw errors.validation(fixed);
   }
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
   const rec = recordOf(body, current, fields, patientCaller);
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of q.RECORD_COLUMNS) if (rec[k] !== current[k]) changes[k] = { from: current[k], to: rec[k] };
-  if (JSON.stringify(rec.custom_field_values) !== JSON.stringify(current.custom_field_values)) changes.custom_fields = { from: current.custom_field_values, to: rec.custom_field_values };
+  if (JSON.stringify(rec.custom_field_values) !== JSON.stringify(current.custom_field_values))
+    changes.custom_fields = { from: current.custom_field_values, to: rec.custom_field_values };
   if (!Object.keys(changes).length) return present(current, fields, patientCaller);
   const row = await q.updatePatient(tx, actor.orgId, id, rec);
   await audit(tx, actor, 'patient.updated', 'patient', id, { changes, by_patient: patientCaller });

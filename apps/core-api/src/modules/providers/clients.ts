@@ -57,7 +57,8 @@ export async function pingProvider(t: PingTarget, timeoutMs: number): Promise<vo
     bodyTimeout: timeoutMs,
   });
   await res.body.dump();
-  if (res.statusCode === 401 || res.statusCode === 403) throw new Error(`identity provider rejected the secret key (HTTP ${res.statusCode})`);
+  if (res.statusCode === 401 || res.statusCode === 403)
+    throw new Error(`identity provider rejected the secret key (HTTP ${res.statusCode})`);
   if (res.statusCode !== 200) throw new Error(`identity provider answered HTTP ${res.statusCode}`);
 }
 

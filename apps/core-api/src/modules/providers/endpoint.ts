@@ -19,7 +19,8 @@ export function endpointProblem(raw: string, allowPrivate: boolean): string | nu
   if (allowPrivate) return null;
   if (url.protocol !== 'https:') return 'must be https';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host))) return 'must not name a private or loopback address';
+  if (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isPrivateAddress(host)))
+    return 'must not name a private or loopback address';
   return null;
 }
 
@@ -30,7 +31,15 @@ export function isPrivateAddress(ip: string): boolean {
     return v === '::1' || v === '::' || v.startsWith('fc') || v.startsWith('fd') || v.startsWith('fe80');
   }
   const [a, b] = ip.split('.').map(Number) as [number, number];
-  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  return (
+    a === 10 ||
+    a === 127 ||
+    a === 0 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 100 && b >= 64 && b <= 127)
+  );
 }
 
 /** At call time: the name must still resolve to public addresses only (a DNS answer can change after validation). */

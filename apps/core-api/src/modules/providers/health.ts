@@ -59,7 +59,10 @@ export async function checkProviders(deps: HealthDeps): Promise<HealthResult[]> 
     });
     if (!updated) continue;
     if (updated.status !== row.status) {
-      deps.logger.warn({ provider_id: row.id, capability: row.capability, from: row.status, to: updated.status, last_error: updated.last_error }, 'provider status changed');
+      deps.logger.warn(
+        { provider_id: row.id, capability: row.capability, from: row.status, to: updated.status, last_error: updated.last_error },
+        'provider status changed',
+      );
     }
     results.push({ id: row.id, status: updated.status, changed: updated.status !== row.status });
   }

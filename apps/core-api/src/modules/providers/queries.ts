@@ -22,11 +22,18 @@ const COLUMNS = `id, capability, provider, organization_id, credentials_sealed, 
   last_error_at, last_health_check_at, created_at, updated_at`;
 
 export async function findProvider(tx: Queryable, id: string, opts: { forUpdate?: boolean } = {}): Promise<ProviderRow | null> {
-  const { rows } = await tx.query<ProviderRow>(`select ${COLUMNS} from platform_service_providers where id = $1${opts.forUpdate ? ' for update' : ''}`, [id]);
+  const { rows } = await tx.query<ProviderRow>(
+    `select ${COLUMNS} from platform_service_providers where id = $1${opts.forUpdate ? ' for update' : ''}`,
+    [id],
+  );
   return rows[0] ?? null;
 }
 
-export async function listProviders(tx: Queryable, f: { capability?: string; organization_id?: string }, page: Pagination): Promise<{ rows: ProviderRow[]; total: number }> {
+export async function listProviders(
+  tx: Queryable,
+  f: { capability?: string; organization_id?: string },
+  page: Pagination,
+): Promise<{ rows: ProviderRow[]; total: number }> {
   const where = `($1::text is null or capability = $1) and ($2::uuid is null or organization_id = $2)`;
   const params = [f.capability ?? null, f.organization_id ?? null];
   const count = await tx.query<{ total: number }>(`select count(*)::int as total from platform_service_providers where ${where}`, params);
@@ -71,7 +78,13 @@ export async function updateProvider(tx: Queryable, id: string, w: ProviderWrite
   return rows[0]!;
 }
 
-export async function insertOverride(tx: Queryable, capability: string, provider: string, orgId: string, w: ProviderWrite): Promise<ProviderRow | null> {
+export async function insertOverride(
+  tx: Queryable,
+  capability: string,
+  provider: string,
+  orgId: string,
+  w: ProviderWrite,
+): Promise<ProviderRow | null> {
   const { rows } = await tx.query<ProviderRow>(
     `insert into platform_service_providers (capability, provider, organization_id, credentials_sealed, credentials_key_id, config, status)
      values ($1, $2, $3, $4, $5, $6, $7)
@@ -83,7 +96,12 @@ export async function insertOverride(tx: Queryable, capability: string, provider
 }
 
 /** The health check's verdict. A change of status bumps updated_at, so other instances' caches see it. */
-export async function recordHealth(tx: Queryable, id: string, expectedUpdatedAt: Date, outcome: { ok: true } | { ok: false; error: string }): Promise<ProviderRow | null> {
+export async function recordHealth(
+  tx: Queryable,
+  id: string,
+  expectedUpdatedAt: Date,
+  outcome: { ok: true } | { ok: false; error: string },
+): Promise<ProviderRow | null> {
   const { rows } = await tx.query<ProviderRow>(
     `update platform_service_providers set
        last_health_check_at = now(),
@@ -99,7 +117,13 @@ export async function recordHealth(tx: Queryable, id: string, expectedUpdatedAt:
   return rows[0] ?? null;
 }
 
-export async function resealCredentials(tx: Queryable, id: string, sealed: string, keyId: string, expectedUpdatedAt: Date): Promise<boolean> {
+export async function resealCredentials(
+  tx: Queryable,
+  id: string,
+  sealed: string,
+  keyId: string,
+  expectedUpdatedAt: Date,
+): Promise<boolean> {
   const res = await tx.query(
     `update platform_service_providers set credentials_sealed = $2, credentials_key_id = $3 where id = $1 and date_trunc('milliseconds', updated_at) = $4`,
     [id, sealed, keyId, expectedUpdatedAt],

@@ -47,11 +47,19 @@ export function createProviderResolver(deps: { db: Database; secrets: SecretBox;
   function decide(capability: Capability, rows: ProviderRow[]): ResolvedProvider | AppError {
     const override = rows.find((r) => r.organization_id !== null);
     const platform = rows.find((r) => r.organization_id === null);
-    for (const [row, source] of [[override, 'organization'], [platform, 'platform']] as const) {
+    for (const [row, source] of [
+      [override, 'organization'],
+      [platform, 'platform'],
+    ] as const) {
       if (!row || row.status === 'inactive') continue;
       if (row.status === 'error') return unavailable(row);
       const { id, provider, config, updated_at } = row;
-      return { capability, source, row: { id, provider, config, updated_at }, credentials: openCredentials(deps.secrets, row.credentials_sealed!) };
+      return {
+        capability,
+        source,
+        row: { id, provider, config, updated_at },
+        credentials: openCredentials(deps.secrets, row.credentials_sealed!),
+      };
     }
     return { capability, source: 'default', row: null, credentials: null };
   }
@@ -62,7 +70,10 @@ export function createProviderResolver(deps: { db: Database; secrets: SecretBox;
       const hit = cache.get(key);
       if (!hit || now() - hit.fetchedAt >= deps.ttlMs) {
         const rows = await resolutionRows(deps.db, capability, orgId);
-        const version = rows.map((r) => `${r.id}@${new Date(r.updated_at).toISOString()}`).sort().join(',');
+        const version = rows
+          .map((r) => `${r.id}@${new Date(r.updated_at).toISOString()}`)
+          .sort()
+          .join(',');
         if (hit && hit.version === version) hit.fetchedAt = now();
         else cache.set(key, { outcome: decide(capability, rows), version, fetchedAt: now() });
       }

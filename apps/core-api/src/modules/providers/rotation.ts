@@ -41,7 +41,11 @@ export async function reencryptWebhookSecrets(db: Database, secrets: SecretBox):
         current++;
         continue;
       }
-      const res = await db.query(`update webhook_subscriptions set ${column} = $3 where id = $1 and ${column} = $2`, [row.id, sealed, secrets.seal(secrets.open(sealed))]);
+      const res = await db.query(`update webhook_subscriptions set ${column} = $3 where id = $1 and ${column} = $2`, [
+        row.id,
+        sealed,
+        secrets.seal(secrets.open(sealed)),
+      ]);
       if (res.rowCount > 0) resealed++;
     }
   }

@@ -35,7 +35,10 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
   const resolver = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
   resolvers.set(rt.db, resolver);
   const gate = [requireSuperadmin()];
-  const actorOf = (request: { ctx: unknown; ip: string }) => ({ ctx: request.ctx as NonNullable<import('fastify').FastifyRequest['ctx']>, ip: request.ip });
+  const actorOf = (request: { ctx: unknown; ip: string }) => ({
+    ctx: request.ctx as NonNullable<import('fastify').FastifyRequest['ctx']>,
+    ip: request.ip,
+  });
 
   r.get(
     BASE,
@@ -60,7 +63,11 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       request.inTx(async (tx) => {
         const page = parsePagination(request.query);
         const { rows, total } = await listProviders(tx, request.query, page);
-        return listEnvelope(rows.map((row) => toPublic(row, rt.secrets)), page, total);
+        return listEnvelope(
+          rows.map((row) => toPublic(row, rt.secrets)),
+          page,
+          total,
+        );
       }),
   );
 
@@ -75,13 +82,25 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
         description:
           "Superadmin. The organization's override, else the platform row, else the deployment default; inactive rows are skipped. A row in error answers 502 provider_unavailable and is never replaced silently. Served from this instance's cache (PROVIDER_CACHE_TTL_SECONDS, 5 minutes).",
         security: bearer,
-        querystring: Type.Object({ capability: Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), organization_id: Type.Optional(Uuid) }),
+        querystring: Type.Object({
+          capability: Type.Union(CAPABILITIES.map((c) => Type.Literal(c))),
+          organization_id: Type.Optional(Uuid),
+        }),
         response: { 200: DataOf(Resolved), ...errorResponses, 502: ErrorResponse },
       },
     },
     async (request) => {
       const res = await resolver.resolve(request.query.capability as Capability, request.query.organization_id?.toLowerCase() ?? null);
-      return { data: { capability: res.capability, source: res.source, provider_id: res.row?.id ?? null, provider: res.row?.provider ?? null, config: res.row?.config ?? null, updated_at: res.row?.updated_at ?? null } };
+      return {
+        data: {
+          capability: res.capability,
+          source: res.source,
+          provider_id: res.row?.id ?? null,
+          provider: res.row?.provider ?? null,
+          config: res.row?.config ?? null,
+          updated_at: res.row?.updated_at ?? null,
+        },
+      };
     },
   );
 
@@ -89,7 +108,14 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
     `${BASE}/:id`,
     {
       onRequest: gate,
-      schema: { operationId: 'getPlatformServiceProvider', tags, summary: 'Read a provider row (credentials masked)', security: bearer, params: Type.Object({ id: Uuid }), response: { 200: DataOf(Provider), ...errorResponses } },
+      schema: {
+        operationId: 'getPlatformServiceProvider',
+        tags,
+        summary: 'Read a provider row (credentials masked)',
+        security: bearer,
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(Provider), ...errorResponses },
+      },
     },
     async (request) => ({ data: toPublic(await request.inTx((tx) => getProvider(tx, request.params.id.toLowerCase())), rt.secrets) }),
   );
@@ -103,14 +129,17 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'createPlatformServiceProvider',
         tags,
         summary: 'Add a per-organization provider override',
-        description: 'Superadmin. Body shapes of spec 2.11 for the capability; the row is active at once and the health check watches it. 409 provider_exists when the organization has one.',
+        description:
+          'Superadmin. Body shapes of spec 2.11 for the capability; the row is active at once and the health check watches it. 409 provider_exists when the organization has one.',
         security: bearer,
         body: CreateOverrideBody,
         response: { 201: DataOf(Provider), ...errorResponses, 409: ErrorResponse },
       },
     },
     async (request, reply) => {
-      const row = await request.inTx((tx) => createOverride(tx, actorOf(request), deps, request.body as Parameters<typeof createOverride>[3]));
+      const row = await request.inTx((tx) =>
+        createOverride(tx, actorOf(request), deps, request.body as Parameters<typeof createOverride>[3]),
+      );
       resolver.invalidate(row.capability);
       return reply.status(201).send({ data: toPublic(row, rt.secrets) });
     },
@@ -125,7 +154,7 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
         tags,
         summary: 'Rotate credentials, change config or (de)activate a provider row',
         description:
-          'Superadmin (spec 4.10). credentials replace the stored set (sealed with AES-256-GCM); config keys merge and the result must match spec 2.11; status active or inactive. Bumps updated_at, audits the diff with credentials masked, and drops this instance\'s cache; other instances follow within PROVIDER_CACHE_TTL_SECONDS. Revoke the old credential only after the health check shows active.',
+          "Superadmin (spec 4.10). credentials replace the stored set (sealed with AES-256-GCM); config keys merge and the result must match spec 2.11; status active or inactive. Bumps updated_at, audits the diff with credentials masked, and drops this instance's cache; other instances follow within PROVIDER_CACHE_TTL_SECONDS. Revoke the old credential only after the health check shows active.",
         security: bearer,
         params: Type.Object({ id: Uuid }),
         body: UpdateProviderBody,

@@ -5,7 +5,10 @@ export const CAPABILITIES = ['email', 'storage', 'auth'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
-const endpointUrl = Type.String({ maxLength: 2000, description: 'Empty in production (the provider default); a local wire-format server elsewhere.' });
+const endpointUrl = Type.String({
+  maxLength: 2000,
+  description: 'Empty in production (the provider default); a local wire-format server elsewhere.',
+});
 const region = Type.String({ pattern: '^[a-z]{2}(-[a-z]+)+-\\d+$', description: 'e.g. eu-central-1' });
 const awsCredentials = Type.Object(
   {
@@ -66,7 +69,11 @@ export const Provider = Type.Object(
     capability: Type.String(),
     provider: Type.String(),
     organization_id: nullable(Uuid),
-    credentials: nullable(Type.Record(Type.String(), Type.String(), { description: 'Masked: identifiers show their last 4 characters, secrets only that they are set.' })),
+    credentials: nullable(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'Masked: identifiers show their last 4 characters, secrets only that they are set.',
+      }),
+    ),
     credentials_key_id: nullable(Type.String({ description: 'Id of the master key that sealed the credentials.' })),
     config: Type.Record(Type.String(), Type.Unknown()),
     status: Type.String({ description: 'active, error or inactive (spec 3.3).' }),
@@ -81,9 +88,17 @@ export const Provider = Type.Object(
 
 export const UpdateProviderBody = Type.Object(
   {
-    credentials: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The whole set (spec 2.11 shapes); replaces the stored one.' })),
-    config: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Keys to change; merged onto the stored config, then checked as a whole.' })),
-    status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('inactive')], { description: 'inactive removes the row from resolution (3.3).' })),
+    credentials: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'The whole set (spec 2.11 shapes); replaces the stored one.' }),
+    ),
+    config: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Keys to change; merged onto the stored config, then checked as a whole.',
+      }),
+    ),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('inactive')], { description: 'inactive removes the row from resolution (3.3).' }),
+    ),
   },
   { additionalProperties: false },
 );

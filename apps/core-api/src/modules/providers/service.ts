@@ -62,7 +62,13 @@ export interface UpdateInput {
  * the result is checked whole against the capability's shape. The audit entry carries the full diff
  * with credentials masked. A row in error stays in error until a health check passes (spec 3.3).
  */
-export async function updateProviderRow(tx: Queryable, actor: Actor, deps: ProviderDeps, id: string, body: UpdateInput): Promise<ProviderRow> {
+export async function updateProviderRow(
+  tx: Queryable,
+  actor: Actor,
+  deps: ProviderDeps,
+  id: string,
+  body: UpdateInput,
+): Promise<ProviderRow> {
   if (!Object.keys(body).length) throw errors.validation({ _body: 'give credentials, config or status' });
   const row = await findProvider(tx, id, { forUpdate: true });
   if (!row) throw notFound();
@@ -78,7 +84,8 @@ export async function updateProviderRow(tx: Queryable, actor: Actor, deps: Provi
 
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const key of new Set([...Object.keys(row.config), ...Object.keys(config)])) {
-    if (JSON.stringify(row.config[key]) !== JSON.stringify(config[key])) changes[`config.${key}`] = { from: row.config[key] ?? null, to: config[key] ?? null };
+    if (JSON.stringify(row.config[key]) !== JSON.stringify(config[key]))
+      changes[`config.${key}`] = { from: row.config[key] ?? null, to: config[key] ?? null };
   }
   if (body.credentials) changes.credentials = { from: maskCredentials(oldCreds), to: maskCredentials(newCreds) };
   if (status !== row.status) changes.status = { from: row.status, to: status };
@@ -129,7 +136,12 @@ export async function createOverride(tx: Queryable, actor: Actor, deps: Provider
     action: 'platform_service_provider.created',
     entityType: 'platform_service_provider',
     entityId: row.id,
-    data: { capability: row.capability, provider: row.provider, config: row.config, credentials: maskCredentials(body.credentials as Credentials) },
+    data: {
+      capability: row.capability,
+      provider: row.provider,
+      config: row.config,
+      credentials: maskCredentials(body.credentials as Credentials),
+    },
     ip: actor.ip,
   });
   return row;

@@ -32,8 +32,17 @@ export interface RoleFilter {
 }
 
 /** One page and the total in one statement. */
-export async function listRoles(tx: Queryable, orgId: string, filter: RoleFilter, sort: Sort, page: Pagination): Promise<{ rows: RoleRow[]; total: number }> {
-  const w = new SqlWhere().add('r.organization_id = ?', orgId).optional('r.is_system = ?', filter.is_system).optional('r.code = ?', filter.code);
+export async function listRoles(
+  tx: Queryable,
+  orgId: string,
+  filter: RoleFilter,
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: RoleRow[]; total: number }> {
+  const w = new SqlWhere()
+    .add('r.organization_id = ?', orgId)
+    .optional('r.is_system = ?', filter.is_system)
+    .optional('r.code = ?', filter.code);
   const { rows } = await tx.query<RoleRow & { total: number }>(
     `select t.total, p.*
      from (select count(*)::int as total from roles r where ${w.text}) t
@@ -47,7 +56,8 @@ export async function listRoles(tx: Queryable, orgId: string, filter: RoleFilter
 }
 
 function codeTaken(err: unknown, code: string): never {
-  if (isUniqueViolation(err)) throw errors.conflict('role_code_taken', `This organization already has a role with the code "${code}"; choose another code.`);
+  if (isUniqueViolation(err))
+    throw errors.conflict('role_code_taken', `This organization already has a role with the code "${code}"; choose another code.`);
   throw err;
 }
 
@@ -63,12 +73,19 @@ export async function insertRole(tx: Queryable, orgId: string, role: { code: str
   }
 }
 
-export async function updateRoleFields(tx: Queryable, orgId: string, roleId: string, fields: { code?: string | undefined; name?: string | undefined }): Promise<void> {
+export async function updateRoleFields(
+  tx: Queryable,
+  orgId: string,
+  roleId: string,
+  fields: { code?: string | undefined; name?: string | undefined },
+): Promise<void> {
   try {
-    await tx.query(
-      `update roles set code = coalesce($3, code), name = coalesce($4, name) where organization_id = $1 and id = $2`,
-      [orgId, roleId, fields.code ?? null, fields.name ?? null],
-    );
+    await tx.query(`update roles set code = coalesce($3, code), name = coalesce($4, name) where organization_id = $1 and id = $2`, [
+      orgId,
+      roleId,
+      fields.code ?? null,
+      fields.name ?? null,
+    ]);
   } catch (err) {
     codeTaken(err, fields.code ?? '');
   }
@@ -76,10 +93,11 @@ export async function updateRoleFields(tx: Queryable, orgId: string, roleId: str
 
 /** Makes the role's permission set exactly `codes`: deletes what is not in it, adds what is missing. */
 export async function replacePermissions(tx: Queryable, orgId: string, roleId: string, codes: readonly string[]): Promise<void> {
-  await tx.query(
-    `delete from role_permissions where organization_id = $1 and role_id = $2 and permission_code <> all($3::text[])`,
-    [orgId, roleId, codes],
-  );
+  await tx.query(`delete from role_permissions where organization_id = $1 and role_id = $2 and permission_code <> all($3::text[])`, [
+    orgId,
+    roleId,
+    codes,
+  ]);
   if (codes.length === 0) return;
   await tx.query(
     `insert into role_permissions (role_id, permission_code, organization_id)
@@ -90,10 +108,10 @@ export async function replacePermissions(tx: Queryable, orgId: string, roleId: s
 }
 
 export async function countRoleMembers(tx: Queryable, orgId: string, roleId: string): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>(
-    `select count(*)::int as n from memberships where organization_id = $1 and role_id = $2`,
-    [orgId, roleId],
-  );
+  const { rows } = await tx.query<{ n: number }>(`select count(*)::int as n from memberships where organization_id = $1 and role_id = $2`, [
+    orgId,
+    roleId,
+  ]);
   return rows[0]!.n;
 }
 

@@ -8,7 +8,14 @@ import type { Actor } from '../organizations/service.ts';
 import { CreateRoleBody, Role, RoleListQuery, RoleParams, UpdateRoleBody } from './schemas.ts';
 import { createRole, deleteRole, listRoles, updateRole, type RoleDeps } from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['roles'];
 const gate = requirePermission('organizations.manage_members');
@@ -30,7 +37,8 @@ export function roleRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'listRoles',
         tags,
         summary: 'List the roles of an organization: system clones and custom roles',
-        description: 'Needs organizations.manage_members. Pagination; sort by code, name, created_at (newest first by default); filters is_system, code.',
+        description:
+          'Needs organizations.manage_members. Pagination; sort by code, name, created_at (newest first by default); filters is_system, code.',
         security: bearer,
         params: Type.Object({ id: Uuid }),
         querystring: RoleListQuery,
@@ -84,7 +92,9 @@ export function roleRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => ({
-      data: await request.inTx((tx) => updateRole(tx, deps, actorOf(request), orgOf(request), request.params.roleId.toLowerCase(), request.body)),
+      data: await request.inTx((tx) =>
+        updateRole(tx, deps, actorOf(request), orgOf(request), request.params.roleId.toLowerCase(), request.body),
+      ),
     }),
   );
 
@@ -97,7 +107,8 @@ export function roleRoutes(app: FastifyInstance, rt: Runtime): void {
         operationId: 'deleteRole',
         tags,
         summary: 'Delete a custom role',
-        description: 'Needs organizations.manage_members. 409 system_role_immutable for system roles; 409 role_in_use while members hold it.',
+        description:
+          'Needs organizations.manage_members. 409 system_role_immutable for system roles; 409 role_in_use while members hold it.',
         security: bearer,
         params: RoleParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },

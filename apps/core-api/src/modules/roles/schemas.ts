@@ -38,7 +38,12 @@ export const CreateRoleBody = Type.Object(
 
 export const UpdateRoleBody = Type.Object(
   {
-    code: Type.Optional(Type.String({ pattern: CODE_PATTERN, description: 'Custom roles only: changing the code of a system role is 409 system_role_immutable.' })),
+    code: Type.Optional(
+      Type.String({
+        pattern: CODE_PATTERN,
+        description: 'Custom roles only: changing the code of a system role is 409 system_role_immutable.',
+      }),
+    ),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     permissions: Type.Optional(Permissions),
   },

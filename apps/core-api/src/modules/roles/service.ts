@@ -38,7 +38,9 @@ function checkPermissions(deps: RoleDeps, codes: readonly string[]): string[] {
   const unique = [...new Set(codes)].sort();
   const unknown = unique.filter((c) => !deps.permissionCatalog.includes(c));
   if (unknown.length) {
-    throw errors.validation({ permissions: `unknown permission codes: ${unknown.join(', ')}; permissions are created only by migrations (spec 2.7)` });
+    throw errors.validation({
+      permissions: `unknown permission codes: ${unknown.join(', ')}; permissions are created only by migrations (spec 2.7)`,
+    });
   }
   return unique;
 }
@@ -83,7 +85,14 @@ export interface UpdateRoleInput {
  * set. Taking organizations.manage_members away from the only role that gives it to members is
  * last_admin. Nothing changed: 200 with the role, and no audit entry.
  */
-export async function updateRole(tx: Queryable, deps: RoleDeps, actor: Actor, orgId: string, roleId: string, input: UpdateRoleInput): Promise<RoleRow> {
+export async function updateRole(
+  tx: Queryable,
+  deps: RoleDeps,
+  actor: Actor,
+  orgId: string,
+  roleId: string,
+  input: UpdateRoleInput,
+): Promise<RoleRow> {
   const permissions = input.permissions === undefined ? undefined : checkPermissions(deps, input.permissions);
   const losesAdmin = permissions !== undefined && !permissions.includes(ADMIN_PERMISSION);
   if (losesAdmin) await lockAdminSet(tx, orgId);
@@ -92,7 +101,10 @@ export async function updateRole(tx: Queryable, deps: RoleDeps, actor: Actor, or
   const changes: Record<string, unknown> = {};
   if (input.code !== undefined && input.code !== before.code) {
     if (before.is_system) {
-      throw errors.conflict('system_role_immutable', `"${before.code}" is a system role: its code cannot change. Its name and permissions can.`);
+      throw errors.conflict(
+        'system_role_immutable',
+        `"${before.code}" is a system role: its code cannot change. Its name and permissions can.`,
+      );
     }
     changes.code = { from: before.code, to: input.code };
   }
@@ -101,7 +113,11 @@ export async function updateRole(tx: Queryable, deps: RoleDeps, actor: Actor, or
     const added = permissions.filter((p) => !before.permissions.includes(p));
     const removed = before.permissions.filter((p) => !permissions.includes(p));
     if (added.length || removed.length) changes.permissions = { added, removed };
-    if (removed.includes(ADMIN_PERMISSION) && (await countRoleMembers(tx, orgId, roleId)) > 0 && !(await otherAdminExists(tx, orgId, { roleId }))) {
+    if (
+      removed.includes(ADMIN_PERMISSION) &&
+      (await countRoleMembers(tx, orgId, roleId)) > 0 &&
+      !(await otherAdminExists(tx, orgId, { roleId }))
+    ) {
       throw lastAdmin(`Removing ${ADMIN_PERMISSION} from the role "${before.code}"`);
     }
   }
@@ -124,7 +140,11 @@ export async function updateRole(tx: Queryable, deps: RoleDeps, actor: Actor, or
 /** DELETE /v1/organizations/{id}/roles/{roleId}: custom roles that no member holds. */
 export async function deleteRole(tx: Queryable, actor: Actor, orgId: string, roleId: string): Promise<void> {
   const role = await mustFind(tx, orgId, roleId, true);
-  if (role.is_system) throw errors.conflict('system_role_immutable', `"${role.code}" is a system role: it cannot be deleted. Its name and permissions can change.`);
+  if (role.is_system)
+    throw errors.conflict(
+      'system_role_immutable',
+      `"${role.code}" is a system role: it cannot be deleted. Its name and permissions can change.`,
+    );
   const members = await countRoleMembers(tx, orgId, roleId);
   if (members > 0) throw roleInUse(members);
   await deleteRoleRow(tx, orgId, roleId);

@@ -17,7 +17,9 @@ export interface SpecialistRow {
 
 export const PROFILE_COLUMNS = ['display_name', 'title', 'bio', 'contact_email', 'contact_phone'] as const;
 export type ProfileColumn = (typeof PROFILE_COLUMNS)[number];
-export type Profile = { display_name: string } & Record<Exclude<ProfileColumn, 'display_name'>, string | null> & { custom_field_values: Record<string, unknown> };
+export type Profile = { display_name: string } & Record<Exclude<ProfileColumn, 'display_name'>, string | null> & {
+    custom_field_values: Record<string, unknown>;
+  };
 
 const COLUMNS = `id, organization_id, user_id, ${PROFILE_COLUMNS.join(', ')}, custom_field_values, created_at, updated_at`;
 
@@ -39,7 +41,12 @@ export async function insertSpecialist(tx: Queryable, orgId: string, userId: str
   }
 }
 
-export async function findSpecialist(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SpecialistRow | null> {
+export async function findSpecialist(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SpecialistRow | null> {
   const { rows } = await tx.query<SpecialistRow>(
     `select ${COLUMNS} from specialists where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
     [id, orgId],

@@ -27,13 +27,18 @@ const profile = {
   bio: Type.Optional(nullable(Type.String({ maxLength: 5000 }))),
   contact_email: Type.Optional(nullable(Type.String({ maxLength: 320 }))),
   contact_phone: Type.Optional(nullable(Type.String({ maxLength: 40 }))),
-  custom_fields: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } of published specialist fields.' })),
+  custom_fields: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { description: '{ key: value } of published specialist fields.' }),
+  ),
 };
 
 export const CreateSpecialistBody = Type.Object({ user_id: Uuid, ...profile }, { additionalProperties: false });
 export const PutSpecialistBody = Type.Object(
   { ...profile, id: Type.Optional(Type.String()), user_id: Type.Optional(Type.String()), organization_id: Type.Optional(Type.String()) },
-  { additionalProperties: false, description: 'The whole profile: optional fields left out are cleared. user_id and organization_id never change.' },
+  {
+    additionalProperties: false,
+    description: 'The whole profile: optional fields left out are cleared. user_id and organization_id never change.',
+  },
 );
 export const SpecialistListQuery = ListQueryWith({
   sort: SortParam(SPECIALIST_SORT),

@@ -25,15 +25,26 @@ export interface SpecialistBody {
 /** Patient callers get no contact details, no private fields and no internal user id (spec 5.8). */
 export function present(row: q.SpecialistRow, fields: PublishedField[], patientCaller: boolean) {
   const { custom_field_values, contact_email, contact_phone, user_id, ...rest } = row;
-  return { ...rest, ...(patientCaller ? {} : { user_id, contact_email, contact_phone }), custom_fields: presentValues(custom_field_values, fields, patientCaller) };
+  return {
+    ...rest,
+    ...(patientCaller ? {} : { user_id, contact_email, contact_phone }),
+    custom_fields: presentValues(custom_field_values, fields, patientCaller),
+  };
 }
 
 function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields: PublishedField[]): q.Profile {
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
   const display = body.display_name.trim();
   if (!display) throw errors.validation({ display_name: 'must not be blank' });
-  const p = { display_name: display, title: text(body.title), bio: text(body.bio), contact_email: text(body.contact_email), contact_phone: text(body.contact_phone) };
-  if (p.contact_email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(p.contact_email)) throw errors.validation({ contact_email: 'must be an email address' });
+  const p = {
+    display_name: display,
+    title: text(body.title),
+    bio: text(body.bio),
+    contact_email: text(body.contact_email),
+    contact_phone: text(body.contact_phone),
+  };
+  if (p.contact_email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(p.contact_email))
+    throw errors.validation({ contact_email: 'must be an email address' });
   return { ...p, custom_field_values: replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, false) };
 }
 
@@ -58,7 +69,11 @@ export async function listSpecialists(tx: Queryable, orgId: string, query: Recor
   const text = typeof query.q === 'string' ? query.q.trim() : '';
   const { rows, total } = await q.listSpecialists(tx, orgId, { q: text || undefined, created }, sort, page);
   const fields = await publishedFieldsOf(tx, orgId, 'specialist');
-  return listEnvelope(rows.map((r) => present(r, fields, patientCaller)), page, total);
+  return listEnvelope(
+    rows.map((r) => present(r, fields, patientCaller)),
+    page,
+    total,
+  );
 }
 
 /** PUT: specialists.update_org, or the specialist itself with specialists.update_self. */
@@ -69,20 +84,28 @@ export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, 
   if (!seen) throw notFound();
   const ctx = actor.ctx;
   const own = seen.user_id === ctx.principalId;
-  if (!(ctx.isSuperadmin || ctx.permissions.includes('specialists.update_org') || (own && ctx.permissions.includes('specialists.update_self')))) {
+  if (
+    !(
+      ctx.isSuperadmin ||
+      ctx.permissions.includes('specialists.update_org') ||
+      (own && ctx.permissions.includes('specialists.update_self'))
+    )
+  ) {
     throw errors.forbidden('Editing another specialist needs specialists.update_org.');
   }
   const current = await q.findSpecialist(tx, actor.orgId, id, { forUpdate: true });
   if (!current) throw notFound();
   const fixed: Record<string, string> = {};
   if (body.user_id !== undefined && body.user_id.toLowerCase() !== current.user_id) fixed.user_id = 'a profile stays with its staff member';
-  if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== current.organization_id) fixed.organization_id = 'a profile stays at its organization';
+  if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== current.organization_id)
+    fixed.organization_id = 'a profile stays at its organization';
   if (Object.keys(fixed).length) throw errors.validation(fixed);
   const fields = await publishedFieldsOf(tx, actor.orgId, 'specialist');
   const next = profileOf(body, current, fields);
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of q.PROFILE_COLUMNS) if (next[k] !== current[k]) changes[k] = { from: current[k], to: next[k] };
-  if (JSON.stringify(next.custom_field_values) !== JSON.stringify(current.custom_field_values)) changes.custom_fields = { from: current.custom_field_values, to: next.custom_field_values };
+  if (JSON.stringify(next.custom_field_values) !== JSON.stringify(current.custom_field_values))
+    changes.custom_fields = { from: current.custom_field_values, to: next.custom_field_values };
   if (!Object.keys(changes).length) return present(current, fields, false);
   const row = await q.updateSpecialist(tx, actor.orgId, id, next);
   await audit(tx, actor, 'specialist.updated', 'specialist', id, { changes });

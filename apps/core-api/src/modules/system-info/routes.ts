@@ -14,7 +14,9 @@ const SystemInfo = Type.Object({
   product_name: Type.String({ description: 'Trade name of the device (SYSTEM_PRODUCT_NAME)' }),
   version: Type.String({ description: 'Software version as labelled (SYSTEM_PRODUCT_VERSION)' }),
   udi_di: Type.String({ description: 'Unique Device Identifier, device identifier part; empty until assigned (SYSTEM_UDI_DI)' }),
-  regulatory_marks: Type.Array(Type.String(), { description: 'Conformity marks, e.g. "CE 0123" (SYSTEM_REGULATORY_MARKS, comma-separated)' }),
+  regulatory_marks: Type.Array(Type.String(), {
+    description: 'Conformity marks, e.g. "CE 0123" (SYSTEM_REGULATORY_MARKS, comma-separated)',
+  }),
   manufacture_date: Type.String({ description: 'Date of manufacture of this release, YYYY-MM-DD or empty (SYSTEM_MANUFACTURE_DATE)' }),
   instructions_url: Type.String({ description: 'Where the electronic instructions for use are published (SYSTEM_INSTRUCTIONS_URL)' }),
   support_email: Type.String({ description: 'Contact for vigilance and support (SYSTEM_SUPPORT_EMAIL)' }),

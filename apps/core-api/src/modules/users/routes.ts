@@ -10,7 +10,8 @@ const UserPickerItem = Type.Object({
   id: Uuid,
   email: Type.String(),
   role_code: Type.String({
-    description: "The user's role at the organization in scope: a display label only, never branch authorization on it. Empty for a superadmin without organization scope.",
+    description:
+      "The user's role at the organization in scope: a display label only, never branch authorization on it. Empty for a superadmin without organization scope.",
   }),
 });
 
@@ -32,7 +33,14 @@ export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
           'Picker (spec 4.1): q is a trimmed, case-insensitive substring of the email; ids (comma-separated uuids, invalid ones dropped) wins over q when non-empty; limit defaults to 20 and clamps to 50. No pagination. Members of the organization in scope only; a superadmin without organization scope searches every user, with role_code "".',
         security: bearer,
         querystring: PickerQuery,
-        response: { 200: PickerOf(UserPickerItem), 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
+        response: {
+          200: PickerOf(UserPickerItem),
+          401: ErrorResponse,
+          403: ErrorResponse,
+          404: ErrorResponse,
+          422: ErrorResponse,
+          429: ErrorResponse,
+        },
       },
     },
     async (request) => {

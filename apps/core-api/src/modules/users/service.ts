@@ -10,7 +10,11 @@ import { pickAllUsers, pickOrganizationUsers, type UserPickerRow } from './queri
  * platform (the operator console has no organization); with X-Organization-ID it sees that
  * organization's staff, like anyone else.
  */
-export async function listUsers(tx: Queryable, ctx: Pick<RequestContext, 'orgId' | 'isSuperadmin'>, picker: Picker): Promise<UserPickerRow[]> {
+export async function listUsers(
+  tx: Queryable,
+  ctx: Pick<RequestContext, 'orgId' | 'isSuperadmin'>,
+  picker: Picker,
+): Promise<UserPickerRow[]> {
   if (ctx.orgId === null) return ctx.isSuperadmin ? pickAllUsers(tx, picker) : [];
   return pickOrganizationUsers(tx, ctx.orgId, picker);
 }

@@ -81,7 +81,7 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
   for (const job of jobs) {
     const d = byId.get(job.delivery_id);
     // Gone (subscription deleted), finished, or this attempt already recorded: nothing to do.
-    if (!d || d.status !== 'pending' || d.attempts >= job.attempt) continue;
+    if (d?.status !== 'pending' || d.attempts >= job.attempt) continue;
     if (d.sub_status !== 'active' || !d.event_data) dropped.push(d);
     else candidates.push({ job, d });
   }
@@ -112,12 +112,21 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
       );
     }
     const next: { data: DeliveryJob; startAfter: Date }[] = [...deferred];
-    const outcomes = results.map(({ job, d, result }) => ({ d, attempt: job.attempt, trigger: job.trigger ?? ('event' as const), result, nextAttemptAt: outcome(deps.config, job.attempt, result) }));
+    const outcomes = results.map(({ job, d, result }) => ({
+      d,
+      attempt: job.attempt,
+      trigger: job.trigger ?? ('event' as const),
+      result,
+      nextAttemptAt: outcome(deps.config, job.attempt, result),
+    }));
     await recordAttempts(tx, outcomes);
-    for (const o of outcomes) if (o.nextAttemptAt) next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt });
+    for (const o of outcomes)
+      if (o.nextAttemptAt) next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt });
     const succeeded = [...new Set(outcomes.filter((o) => o.result.ok).map((o) => o.d.subscription_id))];
     if (succeeded.length) {
-      await tx.query('update webhook_subscriptions set failing_since = null where id = any($1::uuid[]) and failing_since is not null', [succeeded]);
+      await tx.query('update webhook_subscriptions set failing_since = null where id = any($1::uuid[]) and failing_since is not null', [
+        succeeded,
+      ]);
     }
     const disabled = new Set<string>();
     for (const { d, result } of outcomes) {
@@ -182,7 +191,14 @@ export async function recordAttempts(tx: Queryable, items: AttemptOutcome[]): Pr
        next_attempt_at = u.next_at, last_status_code = u.status_code, last_error = u.error
      from unnest($1::uuid[], $2::int[], $3::bool[], $4::timestamptz[], $5::int[], $6::text[]) as u (id, attempt, ok, next_at, status_code, error)
      where d.id = u.id`,
-    [col((o) => o.d.id), col((o) => o.attempt), col((o) => o.result.ok), col((o) => o.nextAttemptAt), col((o) => o.result.statusCode), col((o) => o.result.error)],
+    [
+      col((o) => o.d.id),
+      col((o) => o.attempt),
+      col((o) => o.result.ok),
+      col((o) => o.nextAttemptAt),
+      col((o) => o.result.statusCode),
+      col((o) => o.result.error),
+    ],
   );
 }
 

@@ -35,7 +35,12 @@ export async function insertSubscription(
   return rows[0]!;
 }
 
-export async function findSubscription(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubscriptionRow | null> {
+export async function findSubscription(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SubscriptionRow | null> {
   const { rows } = await tx.query<SubscriptionRow>(
     `select ${COLUMNS} from webhook_subscriptions where organization_id = $1 and id = $2 ${opts.forUpdate ? 'for update' : ''}`,
     [orgId, id],
@@ -73,7 +78,14 @@ export async function listSubscriptions(
  * One page and the total in one statement (count(*) over ()); only a page past the end, which has no
  * row to carry the total, costs a second count.
  */
-async function pageOf<R>(tx: Queryable, select: string, from: string, where: SqlWhere, sort: Sort, page: Pagination): Promise<{ rows: R[]; total: number }> {
+async function pageOf<R>(
+  tx: Queryable,
+  select: string,
+  from: string,
+  where: SqlWhere,
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: R[]; total: number }> {
   const { rows } = await tx.query<R & { total: number }>(
     `${select}, count(*) over ()::int as total ${from} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
     where.params,
@@ -108,7 +120,13 @@ export async function updateSubscription(
   return rows[0]!;
 }
 
-export async function rotateSecret(tx: Queryable, orgId: string, id: string, newSealed: string, overlapSeconds: number): Promise<SubscriptionRow> {
+export async function rotateSecret(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  newSealed: string,
+  overlapSeconds: number,
+): Promise<SubscriptionRow> {
   const { rows } = await tx.query<SubscriptionRow>(
     `update webhook_subscriptions
      set previous_secret_sealed = case when $4::int > 0 then secret_sealed end,

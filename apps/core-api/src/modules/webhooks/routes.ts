@@ -23,7 +23,14 @@ import {
 import { createWebhookSender } from './sender.ts';
 import * as svc from './service.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
+const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  403: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+  429: ErrorResponse,
+};
 const bearer = [{ bearerAuth: [] }];
 const tags = ['webhooks'];
 const manage = requirePermission('webhooks.manage');
@@ -96,7 +103,15 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
     '/v1/webhook-subscriptions/:uid',
     {
       onRequest: [manage],
-      schema: { operationId: 'getWebhookSubscription', tags, summary: 'Read a webhook subscription', description: ORG_NOTE, security: bearer, params: SubscriptionParams, response: { 200: DataOf(Subscription), ...errorResponses } },
+      schema: {
+        operationId: 'getWebhookSubscription',
+        tags,
+        summary: 'Read a webhook subscription',
+        description: ORG_NOTE,
+        security: bearer,
+        params: SubscriptionParams,
+        response: { 200: DataOf(Subscription), ...errorResponses },
+      },
     },
     async (request) => ({ data: await request.inTx((tx) => svc.getSubscription(tx, actorOf(request), request.params.uid)) }),
   );
@@ -116,14 +131,24 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
         response: { 200: DataOf(Subscription), ...errorResponses },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.updateSubscription(tx, deps, actorOf(request), request.params.uid, request.body)) }),
+    async (request) => ({
+      data: await request.inTx((tx) => svc.updateSubscription(tx, deps, actorOf(request), request.params.uid, request.body)),
+    }),
   );
 
   r.delete(
     '/v1/webhook-subscriptions/:uid',
     {
       onRequest: [manage],
-      schema: { operationId: 'deleteWebhookSubscription', tags, summary: 'Delete a webhook subscription and its delivery log', description: ORG_NOTE, security: bearer, params: SubscriptionParams, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses } },
+      schema: {
+        operationId: 'deleteWebhookSubscription',
+        tags,
+        summary: 'Delete a webhook subscription and its delivery log',
+        description: ORG_NOTE,
+        security: bearer,
+        params: SubscriptionParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+      },
     },
     async (request, reply) => {
       await request.inTx((tx) => svc.deleteSubscription(tx, actorOf(request), request.params.uid));
@@ -182,7 +207,9 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
         response: { 200: DataOf(SubscriptionWithSecret), ...errorResponses },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.rotateSecret(tx, deps, actorOf(request), request.params.uid, request.body ?? {})) }),
+    async (request) => ({
+      data: await request.inTx((tx) => svc.rotateSecret(tx, deps, actorOf(request), request.params.uid, request.body ?? {})),
+    }),
   );
 
   r.post(

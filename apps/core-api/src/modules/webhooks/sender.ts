@@ -69,12 +69,21 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
           statusCode: res.statusCode,
           latencyMs: elapsed(),
           error: ok ? null : `the endpoint answered ${res.statusCode}`,
-          responseBody: kept.length ? kept.subarray(0, max).toString('utf8').replace(/\u0000/g, '') : null,
+          responseBody: kept.length
+            ? kept
+                .subarray(0, max)
+                .toString('utf8')
+                .replace(/\u0000/g, '')
+            : null,
         };
       } catch (err) {
         const e = err as Error & { code?: string; cause?: Error };
         const cause = e.cause instanceof ForbiddenDestinationError ? e.cause : e;
-        const timedOut = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT';
+        const timedOut =
+          e.name === 'TimeoutError' ||
+          e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+          e.code === 'UND_ERR_BODY_TIMEOUT' ||
+          e.code === 'UND_ERR_CONNECT_TIMEOUT';
         const message = timedOut
           ? `no response within ${opts.timeoutMs} ms`
           : cause instanceof ForbiddenDestinationError

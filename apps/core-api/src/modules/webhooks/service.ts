@@ -26,12 +26,24 @@ const notFound = () => errors.notFound('No webhook subscription with this id in 
 /** Subscriptions belong to one organization: a superadmin acting without X-Organization-ID has none. */
 export function orgOf(actor: Actor): string {
   const org = actor.ctx.orgId;
-  if (!org) throw errors.validation({ 'x-organization-id': 'name the organization whose subscriptions to manage' }, 'Send X-Organization-ID: webhook subscriptions belong to an organization.');
+  if (!org)
+    throw errors.validation(
+      { 'x-organization-id': 'name the organization whose subscriptions to manage' },
+      'Send X-Organization-ID: webhook subscriptions belong to an organization.',
+    );
   return org;
 }
 
 function audit(tx: Queryable, actor: Actor, orgId: string, action: string, id: string, data: Record<string, unknown>) {
-  return insertAudit(tx, { organizationId: orgId, actorUserId: actor.ctx.principalId, action, entityType: 'webhook_subscription', entityId: id, data, ip: actor.ip });
+  return insertAudit(tx, {
+    organizationId: orgId,
+    actorUserId: actor.ctx.principalId,
+    action,
+    entityType: 'webhook_subscription',
+    entityId: id,
+    data,
+    ip: actor.ip,
+  });
 }
 
 async function checkUrl(url: string, config: Config['webhooks']): Promise<void> {
@@ -42,7 +54,8 @@ async function checkUrl(url: string, config: Config['webhooks']): Promise<void> 
 function checkEventTypes(types: string[]): string[] {
   const unique = [...new Set(types)];
   const unknown = unique.filter((t) => t !== '*' && !SUBSCRIBABLE_TYPES.has(t));
-  if (unknown.length) throw errors.validation({ event_types: `unknown event types: ${unknown.join(', ')} (see GET /v1/webhook-event-types)` });
+  if (unknown.length)
+    throw errors.validation({ event_types: `unknown event types: ${unknown.join(', ')} (see GET /v1/webhook-event-types)` });
   if (unique.includes('*') && unique.length > 1) throw errors.validation({ event_types: '"*" already means every type; send it alone' });
   return unique.sort();
 }
@@ -74,7 +87,11 @@ export async function getSubscription(tx: Queryable, actor: Actor, id: string): 
   return row;
 }
 
-export async function listSubscriptions(tx: Queryable, actor: Actor, query: Record<string, unknown>): Promise<ListEnvelope<q.SubscriptionRow>> {
+export async function listSubscriptions(
+  tx: Queryable,
+  actor: Actor,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<q.SubscriptionRow>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, SUBSCRIPTION_SORT);
   const created = parseDateRange(query, 'created_at');
@@ -103,8 +120,10 @@ export async function updateSubscription(
     set.description = body.description;
     changes.description = { from: current.description, to: body.description };
   }
-  if (eventTypes && eventTypes.join() !== current.event_types.join()) (set.eventTypes = eventTypes), (changes.event_types = { from: current.event_types, to: eventTypes });
-  if (body.status !== undefined && body.status !== current.status) (set.status = body.status), (changes.status = { from: current.status, to: body.status });
+  if (eventTypes && eventTypes.join() !== current.event_types.join())
+    (set.eventTypes = eventTypes), (changes.event_types = { from: current.event_types, to: eventTypes });
+  if (body.status !== undefined && body.status !== current.status)
+    (set.status = body.status), (changes.status = { from: current.status, to: body.status });
   if (!Object.keys(changes).length) return current;
   const row = await q.updateSubscription(tx, orgId, id, set);
   await audit(tx, actor, orgId, 'webhook_subscription.updated', id, { changes });
@@ -139,7 +158,12 @@ export async function rotateSecret(
   return { ...row, signing_secret: secret };
 }
 
-export async function listDeliveryLog(tx: Queryable, actor: Actor, id: string, query: Record<string, unknown>): Promise<ListEnvelope<q.AttemptRow>> {
+export async function listDeliveryLog(
+  tx: Queryable,
+  actor: Actor,
+  id: string,
+  query: Record<string, unknown>,
+): Promise<ListEnvelope<q.AttemptRow>> {
   const orgId = orgOf(actor);
   if (!(await q.findSubscription(tx, orgId, id))) throw notFound();
   const page = parsePagination(query);
@@ -173,7 +197,10 @@ export async function sendTest(inTx: InTx, deps: WebhookDeps, actor: Actor, id: 
     return { sealed: await q.sealedSecrets(tx, orgId, id), eventId: rows[0]!.id, url: sub.url };
   });
   const data = { organization_id: orgId, subscription_id: id, message: 'This is a test delivery from the clinic platform.' };
-  const signed = signDelivery({ id: eventId, type: 'webhook.test', data }, sealed.map((s) => deps.secrets.open(s)));
+  const signed = signDelivery(
+    { id: eventId, type: 'webhook.test', data },
+    sealed.map((s) => deps.secrets.open(s)),
+  );
   const result = await deps.sender.send(url, signed);
   const deliveryId = await inTx(async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
@@ -182,7 +209,11 @@ export async function sendTest(inTx: InTx, deps: WebhookDeps, actor: Actor, id: 
     );
     const delivery = { id: rows[0]!.id, organization_id: orgId, subscription_id: id };
     await recordAttempts(tx, [{ d: delivery, attempt: 1, trigger: 'test', result, nextAttemptAt: null }]);
-    await audit(tx, actor, orgId, 'webhook_subscription.tested', id, { event_id: eventId, status_code: result.statusCode, success: result.ok });
+    await audit(tx, actor, orgId, 'webhook_subscription.tested', id, {
+      event_id: eventId,
+      status_code: result.statusCode,
+      success: result.ok,
+    });
     return delivery.id;
   });
   return {
@@ -203,13 +234,15 @@ export async function resendDelivery(tx: Queryable, actor: Actor, id: string, de
   if (!sub) throw notFound();
   const d = await q.findDelivery(tx, orgId, id, deliveryId);
   if (!d) throw errors.notFound('No delivery with this id for this subscription.');
-  if (d.event_type === 'webhook.test') throw errors.conflict('delivery_not_resendable', 'Test deliveries are not re-sent: send a new one with POST .../test.');
-  if (d.status !== 'failed') throw errors.conflict('delivery_not_failed', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
-  if (sub.status !== 'active') throw errors.conflict('subscription_disabled', 'The subscription is disabled: re-enable it (PATCH status "active") before re-sending.');
-  await tx.query(
-    `update webhook_deliveries set status = 'pending', resend_requested_at = now(), next_attempt_at = now() where id = $1`,
-    [deliveryId],
-  );
+  if (d.event_type === 'webhook.test')
+    throw errors.conflict('delivery_not_resendable', 'Test deliveries are not re-sent: send a new one with POST .../test.');
+  if (d.status !== 'failed')
+    throw errors.conflict('delivery_not_failed', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
+  if (sub.status !== 'active')
+    throw errors.conflict('subscription_disabled', 'The subscription is disabled: re-enable it (PATCH status "active") before re-sending.');
+  await tx.query(`update webhook_deliveries set status = 'pending', resend_requested_at = now(), next_attempt_at = now() where id = $1`, [
+    deliveryId,
+  ]);
   await audit(tx, actor, orgId, 'webhook_delivery.resend_requested', id, { delivery_id: deliveryId, event_id: d.event_id });
   return { delivery_id: deliveryId, status: 'pending' as const, attempt: d.attempts + 1 };
 }

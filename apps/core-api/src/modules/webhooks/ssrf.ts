@@ -61,7 +61,8 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | null {
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   const host = hostOf(url);
-  if (isIP(host) && !allowPrivate && isForbiddenAddress(host)) return 'must not point at a loopback, private, link-local or reserved address';
+  if (isIP(host) && !allowPrivate && isForbiddenAddress(host))
+    return 'must not point at a loopback, private, link-local or reserved address';
   if (!allowPrivate && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host)) return 'must name a public host';
   return null;
 }

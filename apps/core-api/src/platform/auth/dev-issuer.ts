@@ -1,7 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  SignJWT,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 
 /**
  * The development issuer of the embedded default: an RS256 key generated into the data folder on
@@ -25,7 +34,11 @@ interface StoredKey {
 async function newKey(): Promise<StoredKey> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const kid = randomUUID();
-  return { kid, privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256' }, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } };
+  return {
+    kid,
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256' },
+    publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' },
+  };
 }
 
 /** Reads the key of `dataDir`, creating it once (two processes racing both end up with the winner's key). */
@@ -49,7 +62,7 @@ async function loadOrCreateKey(dataDir: string): Promise<StoredKey> {
 
 /** A stable subject per email, so the same email always signs in as the same identity. */
 export function devSubject(email: string): string {
-  return 'dev_' + createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 24);
+  return `dev_${createHash('sha256').update(email.trim().toLowerCase()).digest('hex').slice(0, 24)}`;
 }
 
 export async function createDevIssuer(opts: { dataDir: string | null; issuer: string; audience: string }): Promise<DevIssuer> {

@@ -8,7 +8,11 @@ export interface ProfileSource {
 }
 
 const unavailable = (detail: string) =>
-  new AppError(503, 'identity_provider_unavailable', `Could not read your profile from the identity provider (${detail}); retry in a moment.`);
+  new AppError(
+    503,
+    'identity_provider_unavailable',
+    `Could not read your profile from the identity provider (${detail}); retry in a moment.`,
+  );
 
 const noEmail = () =>
   new AppError(401, 'unauthorized', 'The identity provider has no primary email for this account; add one and sign in again.');
@@ -20,7 +24,11 @@ const noEmail = () =>
  * providers omit the claim for addresses they verified themselves.
  */
 const unverified = () =>
-  new AppError(401, 'unauthorized', 'The identity provider has not verified the email address of this account; verify it and sign in again.');
+  new AppError(
+    401,
+    'unauthorized',
+    'The identity provider has not verified the email address of this account; verify it and sign in again.',
+  );
 
 /**
  * GET a JSON object from the provider. `bearerIsCaller`: the credential is the caller's own token
@@ -30,7 +38,11 @@ const unverified = () =>
 async function getJson(url: string, bearer: string, bearerIsCaller: boolean): Promise<Record<string, unknown>> {
   let res;
   try {
-    res = await request(url, { headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' }, headersTimeout: 5000, bodyTimeout: 5000 });
+    res = await request(url, {
+      headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' },
+      headersTimeout: 5000,
+      bodyTimeout: 5000,
+    });
   } catch (err) {
     // The network error names internal hosts and ports: keep it for the log (cause), not the client.
     throw Object.assign(unavailable('unreachable'), { cause: err });
