@@ -11,8 +11,8 @@ import {
   installValidators,
 } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { accountRoutes } from './modules/account/routes.ts';
-import { auditLogRoutes } from './modules/audit-logs/routes.ts';
+import { accountRoutes } from './modules/me/account-routes.ts';
+import { auditLogRoutes } from './modules/audit/routes.ts';
 import { breakGlassRoutes } from './modules/break-glass/routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
 import { providerRoutes } from './modules/providers/routes.ts';
@@ -23,7 +23,7 @@ import { formRoutes } from './modules/forms/routes.ts';
 import { patientRoutes } from './modules/patients/routes.ts';
 import { specialistRoutes } from './modules/specialists/routes.ts';
 import { domainRoutes } from './modules/domains/routes.ts';
-import { createContextCache } from './modules/identity/context-cache.ts';
+import { createContextCache } from './platform/identity/context-cache.ts';
 import { gdprRoutes } from './modules/gdpr/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { locationRoutes } from './modules/locations/routes.ts';
@@ -31,7 +31,7 @@ import { exerciseRoutes } from './modules/exercises/routes.ts';
 import { exerciseSessionRoutes } from './modules/exercise-sessions/routes.ts';
 import { memberRoutes } from './modules/members/routes.ts';
 import { roleRoutes } from './modules/roles/routes.ts';
-import { userRoutes } from './modules/users/routes.ts';
+import { userRoutes } from './modules/directory/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { webhooksSection } from './modules/events/openapi.ts';
 import { meRoutes } from './modules/me/routes.ts';

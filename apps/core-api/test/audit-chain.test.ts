@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CheckFailedError, runCommand } from '../src/cli/commands.ts';
-import { verifyChain } from '../src/modules/audit-logs/chain.ts';
+import { verifyChain } from '../src/modules/audit/chain.ts';
 import { dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 // Tamper evidence: each organization's audit entries form a hash chain; the CLI names the first broken link.

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { NIL_UUID } from '@clinic/db';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
-import { resolveContext } from '../src/modules/identity/service.ts';
+import { resolveContext } from '../src/platform/identity/service.ts';
 import { createDevIssuer, devSubject, type DevIssuer } from '../src/platform/auth/dev-issuer.ts';
 import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { parsePicker } from '@clinic/http-kit';
-import { pickOrganizationUsers } from '../src/modules/users/queries.ts';
+import { pickOrganizationUsers } from '../src/modules/directory/queries.ts';
 import { startTestApp, uniqueEmail, type TestApp, assertError } from './helpers.ts';
 
 // GET /v1/users: the staff-directory picker (spec 2.2 picker envelope, 4.1 picker conventions, 2.7

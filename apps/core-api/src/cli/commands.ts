@@ -1,6 +1,6 @@
 import { migrate, type Database } from '@clinic/db';
-import { verifyChain } from '../modules/audit-logs/chain.ts';
-import { insertAudit } from '../modules/audit/queries.ts';
+import { verifyChain } from '../modules/audit/chain.ts';
+import { insertAudit } from '../platform/audit.ts';
 import { reencryptProviders, reencryptWebhookSecrets } from '../modules/providers/rotation.ts';
 import type { SecretBox } from '../platform/secrets.ts';
 import { MIGRATIONS_DIR } from '../platform/runtime.ts';

@@ -2,8 +2,8 @@ import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
 import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter, type TokenVerifier } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hasOrgAccess, hasPermission, scopeOf, type RequestContext } from '../modules/identity/context.ts';
-import { resolveContext, type IdentityDeps } from '../modules/identity/service.ts';
+import { hasOrgAccess, hasPermission, scopeOf, type RequestContext } from './identity/context.ts';
+import { resolveContext, type IdentityDeps } from './identity/service.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
 import { pino, type Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { permissionCatalog } from '../modules/identity/queries.ts';
+import { permissionCatalog } from './identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
 import { createProfileSource, type ProfileSource } from './auth/profile-source.ts';
 import { acquireLock, type HeldLock } from './embedded-lock.ts';

@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import type { FastifyRequest } from 'fastify';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import type { Actor } from '../organizations/service.ts';
 import { insertSession, latestSession, organizationExists, type SessionRow } from './queries.ts';
 import { DEFAULT_MINUTES, MAX_MINUTES, REASON_CATEGORIES, type BreakGlassScope } from './schemas.ts';

@@ -3,8 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
-import { AuditListQuery, AuditLog } from '../audit-logs/schemas.ts';
-import { listAuditLogs } from '../audit-logs/service.ts';
+import { AuditListQuery, AuditLog } from '../audit/schemas.ts';
+import { listAuditLogs } from '../audit/service.ts';
 import { auditUnderSession, requireBreakGlass } from '../break-glass/service.ts';
 import { findPatient, listMembers, listPatients, lookupUser } from './queries.ts';
 

@@ -1,9 +1,9 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import type { FastifyRequest } from 'fastify';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { RequestContext } from '../identity/context.ts';
+import type { RequestContext } from '../../platform/identity/context.ts';
 import { requireStaff as requireStaffGate } from '../../platform/pipeline.ts';
 import type { Actor } from '../organizations/service.ts';
 

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import type { TxtAnswer, TxtLookup } from './dns.ts';

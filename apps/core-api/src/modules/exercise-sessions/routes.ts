@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { requireConsent } from '../consents/routes.ts';
-import { hasPermission } from '../identity/context.ts';
+import { hasPermission } from '../../platform/identity/context.ts';
 import type { Actor } from '../organizations/service.ts';
 import { getSession, replayOf, startSession } from './service.ts';
 import { sessionSigner } from './token.ts';

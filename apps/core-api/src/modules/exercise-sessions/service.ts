@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import type { Actor } from '../organizations/service.ts';
 import { findSession, insertSession, scorableExercise, sessionMetrics } from './queries.ts';
 import type { SessionSigner } from './token.ts';

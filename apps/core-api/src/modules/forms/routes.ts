@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { requirePermission } from '../../platform/pipeline.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
-import { hasPermission } from '../identity/context.ts';
+import { hasPermission } from '../../platform/identity/context.ts';
 import { addFile, fileTooLarge, listFormFiles, openFormFile, removeFile } from './files.ts';
 import { CreateFormBody, FileParams, FillFormBody, Form, FormFile, FormListQuery, FormParams, FormSummary } from './schemas.ts';
 import * as svc from './service.ts';

@@ -1,9 +1,9 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
-import { auditErasure } from '../account/service.ts';
-import { eraseUserRows } from '../account/queries.ts';
-import { insertAudit } from '../audit/queries.ts';
-import { hasPermission } from '../identity/context.ts';
+import { auditErasure } from '../me/account-service.ts';
+import { eraseUserRows } from '../me/account-queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
+import { hasPermission } from '../../platform/identity/context.ts';
 import type { Actor } from '../organizations/service.ts';
 import {
   activeRestriction,

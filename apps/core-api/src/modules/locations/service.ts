@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
 import {

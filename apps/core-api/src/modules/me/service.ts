@@ -1,8 +1,8 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import { NIL_UUID } from '@clinic/db';
-import { insertAudit } from '../audit/queries.ts';
-import { hasOrgAccess, type RequestContext } from '../identity/context.ts';
+import { insertAudit } from '../../platform/audit.ts';
+import { hasOrgAccess, type RequestContext } from '../../platform/identity/context.ts';
 import { findOrganization } from '../organizations/queries.ts';
 import {
   lockPreferredLanguage,

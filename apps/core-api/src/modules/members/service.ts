@@ -9,7 +9,7 @@ import {
   parseSort,
   type ListEnvelope,
 } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import type { Actor } from '../organizations/service.ts';
 import {
   deleteMembership,

@@ -1,8 +1,8 @@
 import type { Database, Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { RequestContext } from '../identity/context.ts';
+import type { RequestContext } from '../../platform/identity/context.ts';
 import {
   cloneRoleTemplates,
   findOrganization,

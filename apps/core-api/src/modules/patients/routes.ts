@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/pipeline.ts';
-import { hasPermission } from '../identity/context.ts';
+import { hasPermission } from '../../platform/identity/context.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { CreatePatientBody, Patient, PatientListQuery, PatientParams, PutPatientBody } from './schemas.ts';
 import * as svc from './service.ts';

@@ -2,7 +2,7 @@ import type { Database } from '@clinic/db';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { WorkerRegistry } from '../../worker/types.ts';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { describeFailure, pingProvider } from './clients.ts';
 import { openCredentials, scrub } from './credentials.ts';
 import { assertPublicEndpoint } from './endpoint.ts';

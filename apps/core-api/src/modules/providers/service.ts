@@ -3,7 +3,7 @@ import { errors } from '@clinic/http-kit';
 import type { TSchema } from 'typebox';
 import Value from 'typebox/value';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import type { Actor } from '../organizations/service.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { endpointProblem } from './endpoint.ts';

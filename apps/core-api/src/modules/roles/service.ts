@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { ADMIN_PERMISSION, lockAdminSet, otherAdminExists } from '../members/queries.ts';
 import { lastAdmin } from '../members/service.ts';
 import type { Actor } from '../organizations/service.ts';

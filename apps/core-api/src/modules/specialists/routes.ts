@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/pipeline.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
-import { hasPermission } from '../identity/context.ts';
+import { hasPermission } from '../../platform/identity/context.ts';
 import { CreateSpecialistBody, PutSpecialistBody, Specialist, SpecialistListQuery, SpecialistParams } from './schemas.ts';
 import * as svc from './service.ts';
 

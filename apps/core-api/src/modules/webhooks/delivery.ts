@@ -3,7 +3,7 @@ import type { RateLimiter } from '@clinic/http-kit';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { WebhookSender, SendResult } from './sender.ts';
 import { signDelivery } from './signing.ts';

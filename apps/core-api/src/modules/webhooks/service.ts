@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { EVENT_CATALOG, SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
 import type { Actor } from '../organizations/service.ts';
 import { recordAttempts } from './delivery.ts';

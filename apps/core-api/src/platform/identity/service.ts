@@ -1,8 +1,8 @@
 import { AppError, errors, type VerifiedToken } from '@clinic/http-kit';
 import { NIL_UUID, type Database } from '@clinic/db';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ProfileSource } from '../../platform/auth/profile-source.ts';
-import { insertAudit } from '../audit/queries.ts';
+import type { ProfileSource } from '../auth/profile-source.ts';
+import { insertAudit } from '../audit.ts';
 import type { RequestContext } from './context.ts';
 import { contextCacheKey, type ContextCache } from './context-cache.ts';
 import { contextVersions, linkPatient, loadContext, provisionUser, recordActivity, userIdBySubject, type ContextRow } from './queries.ts';

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import type { Actor } from '../organizations/service.ts';
-import { deleteMe, leaveClinic } from './service.ts';
+import { deleteMe, leaveClinic } from './account-service.ts';
 
 const errorResponses = {
   400: ErrorResponse,

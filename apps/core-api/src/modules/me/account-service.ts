@@ -1,8 +1,8 @@
 import type { Queryable } from '@clinic/db';
-import { insertAudit } from '../audit/queries.ts';
+import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../organizations/service.ts';
-import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './queries.ts';
+import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './account-queries.ts';
 
 /** One consent_changed entry per withdrawn ledger row (spec 6.2), in the row's own scope. */
 export async function auditWithdrawals(tx: Queryable, actor: Actor, rows: WithdrawnRow[], cascade: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import type { Picker } from '@clinic/http-kit';
-import type { RequestContext } from '../identity/context.ts';
+import type { RequestContext } from '../../platform/identity/context.ts';
 import { pickAllUsers, pickOrganizationUsers, type UserPickerRow } from './queries.ts';
 
 /**
