@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, migrate } from '@clinic/db';
 import { pino } from 'pino';
-import { MIGRATIONS_DIR } from '../apps/core-api/src/platform/runtime.ts';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { buildComposerService } from '../apps/composer/src/app.ts';
 import { signRequest } from '../apps/composer/src/auth.ts';
 import { parseComposerConfig } from '../apps/composer/src/config.ts';

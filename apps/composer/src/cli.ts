@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { pino } from 'pino';
-import { acquireLock, DataDirBusyError, type HeldLock } from '../../core-api/src/platform/embedded-lock.ts';
-import { MIGRATIONS_DIR } from '../../core-api/src/platform/runtime.ts';
+import { acquireLock, DataDirBusyError, type HeldLock } from '@clinic/db';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { composerConfigFromEnv } from './config.ts';
 import { createDelivery } from './delivery/index.ts';
 import { importVideo, ImportError } from './import.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, migrate, type Database } from '@clinic/db';
 import { pino } from 'pino';
-import { MIGRATIONS_DIR } from '../../core-api/src/platform/runtime.ts';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { buildComposerService, type ComposerService } from '../src/app.ts';
 import { parseComposerConfig, type ComposerConfig } from '../src/config.ts';
 import type { DeliveryProvider } from '../src/delivery/types.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { migrate, openPglite } from '@clinic/db';
-import { MIGRATIONS_DIR } from '../../core-api/src/platform/runtime.ts';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';

@@ -2,7 +2,7 @@ import { buildApp } from './app.ts';
 import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
 import { composerCompanion } from '../../composer/src/companion.ts';
 import { ConfigError, parseConfig } from './config.ts';
-import { DataDirBusyError } from './platform/embedded-lock.ts';
+import { DataDirBusyError } from '@clinic/db';
 import { startControlServer } from './platform/control-server.ts';
 import { createRuntime, type Runtime } from './platform/runtime.ts';
 import { startWorker } from './worker/worker.ts';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { migrate, openPglite, type Database, type TestDatabase } from '@clinic/db';
 import { createSecretBox, parseMasterKeys } from '../src/platform/secrets.ts';
-import { MIGRATIONS_DIR } from '../src/platform/runtime.ts';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { freshDatabase, MODE, uniqueSlug } from './helpers.ts';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 

@@ -5,3 +5,5 @@ export { openPostgres, type PostgresOptions } from './postgres.ts';
 export { migrate } from './migrate.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';
 export { isUniqueViolation, isRlsViolation, pgErrorCode } from './errors.ts';
+export { MIGRATIONS_DIR } from './migrations-dir.ts';
+export { acquireLock, DataDirBusyError, readLiveLock, type HeldLock, type LockInfo } from './embedded-lock.ts';

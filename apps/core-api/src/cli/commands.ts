@@ -3,7 +3,7 @@ import { verifyChain } from '../modules/audit/chain.ts';
 import { insertAudit } from '../platform/audit.ts';
 import { reencryptProviders, reencryptWebhookSecrets } from '../modules/providers/rotation.ts';
 import type { SecretBox } from '../platform/secrets.ts';
-import { MIGRATIONS_DIR } from '../platform/runtime.ts';
+import { MIGRATIONS_DIR } from '@clinic/db';
 
 export const USAGE = `usage:
   npm run cli -- migrate                      apply pending database migrations

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { request } from 'undici';
 import { ConfigError, parseConfig } from '../config.ts';
-import { acquireLock, DataDirBusyError, readLiveLock } from '../platform/embedded-lock.ts';
-import { MIGRATIONS_DIR } from '../platform/runtime.ts';
+import { acquireLock, DataDirBusyError, readLiveLock } from '@clinic/db';
+import { MIGRATIONS_DIR } from '@clinic/db';
 import { createSecretBox, loadMasterKeys } from '../platform/secrets.ts';
 import { CheckFailedError, parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
 

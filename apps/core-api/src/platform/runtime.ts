@@ -1,9 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createAssetStore, describeAssetStore, type AssetStore } from '@clinic/assets';
-import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
+import { acquireLock, type Database, type HeldLock, MIGRATIONS_DIR, migrate, openPglite, openPostgres } from '@clinic/db';
 import { createJwtVerifier, type TokenVerifier } from '@clinic/http-kit';
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
@@ -12,10 +11,7 @@ import type { Config } from '../config.ts';
 import { permissionCatalog } from './identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
 import { createProfileSource, type ProfileSource } from './auth/profile-source.ts';
-import { acquireLock, type HeldLock } from './embedded-lock.ts';
 import { createSecretBox, loadMasterKeys, type SecretBox } from './secrets.ts';
-
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /** Everything a service instance shares across requests: connections, keys, caches. */
 export interface Runtime {

@@ -1,5 +1,5 @@
 import { ConfigError, parseConfig } from '../config.ts';
-import { DataDirBusyError } from '../platform/embedded-lock.ts';
+import { DataDirBusyError } from '@clinic/db';
 import { createRuntime } from '../platform/runtime.ts';
 import { startWorker } from './worker.ts';
 
