@@ -2,10 +2,16 @@
 // `npm test` (embedded: PGlite in memory, in-process counters) and `npm run test:services`
 // (PostgreSQL and Redis; each test file creates and drops its own database). Extra arguments are
 // test files or folders to run instead of all of them.
-import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// Before the files run, one migrated template database is made (a PGlite image, or a template
+// database on the server) and every test database starts as a copy of it. The run gets a folder of
+// its own that is the test processes' TMPDIR, so whatever a test leaves in the temporary folder goes
+// with the run; the folder and the template are removed at the end, also on Ctrl-C.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const mode = process.argv[2];
 if (mode !== 'embedded' && mode !== 'services') {
@@ -57,14 +63,49 @@ if (mode === 'services') {
 delete env.DATABASE_URL;
 delete env.REDIS_URL;
 
+const runDir = mkdtempSync(join(tmpdir(), 'clinic-test-run-'));
+env.TMPDIR = runDir;
+const adminArg = mode === 'services' ? env.TEST_DATABASE_URL : '-';
+const templateScript = join(import.meta.dirname, 'test-template.ts');
+
+let template = null;
+let child = null;
+let cleaned = false;
+function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  if (template) spawnSync(process.execPath, ['--import', 'tsx', templateScript, 'drop', adminArg, template], { stdio: 'inherit', env });
+  rmSync(runDir, { recursive: true, force: true });
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    child?.kill(signal);
+    cleanup();
+    process.exit(130);
+  });
+}
+
+const made = spawnSync(process.execPath, ['--import', 'tsx', templateScript, 'create', adminArg, runDir], {
+  env,
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+if (made.status !== 0 || !made.stdout) {
+  console.error('could not make the migrated template database (the error is above); no test ran');
+  cleanup();
+  process.exit(1);
+}
+template = made.stdout.trim();
+env.TEST_DB_TEMPLATE = template;
+
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 console.log(`running ${files.length} test files, mode ${mode}, concurrency ${concurrency}`);
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
-  {
-    stdio: 'inherit',
-    env,
-  },
-);
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// The per-test timeout only stops a hung test from holding CI forever; no test is meant to come near it.
+child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', ...files], {
+  stdio: 'inherit',
+  env,
+});
+child.on('exit', (code, signal) => {
+  cleanup();
+  process.exit(code ?? (signal ? 1 : 0));
+});

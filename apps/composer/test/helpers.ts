@@ -28,7 +28,7 @@ export interface ComposerTest {
 /** One database, one scratch folder and one composer per test file; everything is removed at the end. */
 export async function startComposerTest(opts: { env?: Record<string, string>; delivery?: DeliveryProvider } = {}): Promise<ComposerTest> {
   const scratch = await mkdtemp(join(tmpdir(), 'composer-test-'));
-  const test = await createTestDatabase(ADMIN_URL);
+  const test = await createTestDatabase(ADMIN_URL, process.env.TEST_DB_TEMPLATE);
   await migrate(test.db, MIGRATIONS_DIR);
   const config = parseComposerConfig({
     NODE_ENV: 'test',

@@ -105,7 +105,7 @@ const ADMIN_URL = MODE === 'services' ? (process.env.TEST_DATABASE_URL ?? 'postg
 
 /** A fresh database for one test file (PGlite in memory, or a new PostgreSQL database). */
 export function freshDatabase(): Promise<TestDatabase> {
-  return createTestDatabase(ADMIN_URL);
+  return createTestDatabase(ADMIN_URL, process.env.TEST_DB_TEMPLATE);
 }
 
 export interface TestApp {

@@ -23,9 +23,30 @@ function wrap(conn: PGliteLike): Transaction {
  * The embedded default: real PostgreSQL compiled to WASM, in a folder or in memory.
  * One connection: PGlite serialises transactions itself, so metrics report a pool of one.
  */
-export async function openPglite(dataDir?: string): Promise<Database> {
-  const pg = dataDir ? new PGlite(dataDir) : new PGlite();
+export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } = {}): Promise<Database> {
+  const load = opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {};
+  const pg = dataDir ? new PGlite(dataDir, load) : new PGlite(load);
   await pg.waitReady;
+  return asDatabase(pg);
+}
+
+/**
+ * An in-memory database prepared by `prepare` (migrations, typically), as a data-folder image that
+ * `openPglite(undefined, { loadDataDir })` starts from. Loading an image skips initdb, which is most
+ * of the cost of a new PGlite (about 2 s against 0.4 s here).
+ */
+export async function pgliteImage(prepare: (db: Database) => Promise<void>): Promise<Blob> {
+  const pg = new PGlite();
+  await pg.waitReady;
+  try {
+    await prepare(asDatabase(pg));
+    return await pg.dumpDataDir('none');
+  } finally {
+    await pg.close();
+  }
+}
+
+function asDatabase(pg: PGlite): Database {
   let busy = 0;
   const direct = wrap(pg);
   const track = async <T>(work: () => Promise<T>): Promise<T> => {

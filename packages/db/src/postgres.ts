@@ -77,7 +77,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
     try {
       // Not awaited on purpose: in pipeline mode they are sent together with fn's first query.
       const opening = open(client);
-      opening.forEach((p) => p.catch(() => undefined));
+      for (const p of opening) p.catch(() => undefined);
       const result = await fn(wrap(client));
       await Promise.all(opening);
       await client.query('commit');

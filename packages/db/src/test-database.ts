@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
-import { openPglite } from './pglite.ts';
+import { migrate } from './migrate.ts';
+import { MIGRATIONS_DIR } from './migrations-dir.ts';
+import { openPglite, pgliteImage } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import type { Database } from './types.ts';
 
@@ -12,37 +16,93 @@ export interface TestDatabase {
 }
 
 /**
- * A fresh, empty database for one test file: PGlite in memory, or a new database on the PostgreSQL
- * server of `adminUrl` that is dropped afterwards. Nothing is shared between test files.
+ * A migrated database that test databases start from, made once per test run (scripts/run-tests.mjs)
+ * and named by a string that travels in the TEST_DB_TEMPLATE environment variable:
+ * `pglite:<image file>` or `postgres:<database name>`. Starting from it replaces running every
+ * migration in every test file.
  */
-export async function createTestDatabase(adminUrl: string | null): Promise<TestDatabase> {
+export type TestTemplate = string;
+
+/** Migrates a new template: a PGlite image file in `dir`, or a template database on `adminUrl`'s server. */
+export async function createTestTemplate(adminUrl: string | null, dir: string): Promise<TestTemplate> {
   if (!adminUrl) {
-    const db = await openPglite();
+    const image = await pgliteImage((db) => migrate(db, MIGRATIONS_DIR).then(() => undefined));
+    const file = join(dir, 'pglite-template.tar');
+    await writeFile(file, Buffer.from(await image.arrayBuffer()));
+    return `pglite:${file}`;
+  }
+  const name = `clinic_template_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(adminUrl, `create database ${name}`);
+  const db = await openPostgres({ connectionString: databaseUrl(adminUrl, name), max: 1 });
+  try {
+    await migrate(db, MIGRATIONS_DIR);
+  } finally {
+    await db.close();
+  }
+  return `postgres:${name}`;
+}
+
+/** Drops a template database; a PGlite image is a file in the run's folder, removed with it. */
+export async function dropTestTemplate(adminUrl: string | null, template: TestTemplate): Promise<void> {
+  if (adminUrl && template.startsWith('postgres:')) await adminQuery(adminUrl, `drop database if exists ${template.slice(9)} with (force)`);
+}
+
+/** The PGlite image of a run, read once per process: every test file's databases share it. */
+let imageOf: { file: string; blob: Promise<Blob> } | null = null;
+function pgliteImageFile(file: string): Promise<Blob> {
+  if (imageOf?.file !== file) imageOf = { file, blob: readFile(file).then((bytes) => new Blob([bytes])) };
+  return imageOf.blob;
+}
+
+/**
+ * A fresh database for one test file: PGlite in memory, or a new database on the PostgreSQL server of
+ * `adminUrl` that is dropped afterwards. With a template it starts migrated (a copy of it); without
+ * one it starts empty. Nothing is shared between test files.
+ */
+export async function createTestDatabase(adminUrl: string | null, template?: TestTemplate | null): Promise<TestDatabase> {
+  if (!adminUrl) {
+    const image = template?.startsWith('pglite:') ? await pgliteImageFile(template.slice(7)) : undefined;
+    const db = await openPglite(undefined, image ? { loadDataDir: image } : {});
     return { db, url: null, drop: () => db.close() };
   }
   const name = `clinic_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = await openPostgres({ connectionString: url.toString(), max: 10 });
+  const source = template?.startsWith('postgres:') ? ` template ${template.slice(9)}` : '';
+  await adminQuery(adminUrl, `create database ${name}${source}`);
+  const url = databaseUrl(adminUrl, name);
+  const db = await openPostgres({ connectionString: url, max: 10 });
   return {
     db,
-    url: url.toString(),
+    url,
     drop: async () => {
       await db.close();
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await c.end();
-      }
+      await adminQuery(adminUrl, `drop database if exists ${name} with (force)`);
     },
   };
+}
+
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * One statement on the server's maintenance database. CREATE DATABASE ... TEMPLATE refuses while
+ * another session is connected to the template (55006); copies made at the same moment by parallel
+ * test files can meet that, so it is tried again a few times.
+ */
+async function adminQuery(adminUrl: string, sql: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '55006' || attempt >= 20) throw err;
+    } finally {
+      await admin.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+  }
 }
