@@ -1,20 +1,19 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { openPglite } from '@clinic/db';
 import { jwtVerify } from 'jose';
 import { createDevIssuer } from '../src/platform/auth/dev-issuer.ts';
 import { uniqueEmail } from './helpers.ts';
+import { ROOT, servicePorts, spawnTracked, stopChild, waitForOutput } from './support/processes.ts';
 
 // These tests run the real entry points as separate processes, on the embedded default (a DATA_DIR
 // folder); they do not depend on the test mode.
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TOKEN = 'apps/core-api/src/cli/token.ts';
 const CLI = 'apps/core-api/src/cli/main.ts';
 const MAIN = 'apps/core-api/src/main.ts';
@@ -35,73 +34,31 @@ interface Run {
 }
 
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: envWith(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnTracked(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: envWith(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
-function run(script: string, args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
+/** Runs a command to its end. No deadline of its own: a hung command is the test runner's time-out to stop. */
+function run(script: string, args: string[], env: Record<string, string>): Promise<Run> {
   const child = start(script, args, env);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c) => (stdout += c));
   child.stderr!.on('data', (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${script} ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts main.ts and resolves once it prints its URL; rejects if it exits first. */
+/** Starts main.ts on free ports for every service and resolves once it prints its URL; rejects if it exits first. */
 async function startServer(dataDir: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const port = await freePort();
-  const child = start(MAIN, [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
-  let out = '';
-  child.stderr!.on('data', (c) => (out += c));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in 90 s:\n${out}`)), 90_000);
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /Core API\s+(http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code} before it was ready:\n${out}`));
-    });
-  });
-  return { child, url, output: () => out };
+  const child = start(MAIN, [], { DATA_DIR: dataDir, ...(await servicePorts()), HOST: '127.0.0.1' });
+  const { match, output } = await waitForOutput(child, /Core API\s+(http:\/\/\S+)/);
+  return { child, url: match[1]!, output };
 }
 
-function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code);
-    });
-    child.kill(signal);
-  });
-}
+const stop = stopChild;
 
 const dirs: string[] = [];
 async function tempDataDir(): Promise<string> {
@@ -192,6 +149,16 @@ describe('command line', { concurrency: true }, () => {
       if (server) await stop(server.child, 'SIGKILL');
     });
 
+    it('no command exits 2 with the usage on stderr; help prints it on stdout and exits 0', async () => {
+      const [none, help] = await Promise.all([run(CLI, [], { DATA_DIR: dataDir }), run(CLI, ['help'], { DATA_DIR: dataDir })]);
+      assert.equal(none.code, 2, none.stderr);
+      assert.equal(none.stdout, '');
+      assert.match(none.stderr, /^usage:/);
+      assert.equal(help.code, 0, help.stderr);
+      assert.match(help.stdout, /^usage:/);
+      assert.ok(!existsSync(join(dataDir, 'pgdata')), 'a usage error created the database');
+    });
+
     it('a bad email exits 2 before anything is opened', async () => {
       const bad = await run(CLI, ['superadmin', 'grant', 'nobody'], { DATA_DIR: dataDir });
       assert.equal(bad.code, 2, bad.stderr);
@@ -259,7 +226,7 @@ describe('command line', { concurrency: true }, () => {
     });
 
     it('a second server on the same DATA_DIR exits 1 naming the busy data folder, and the first keeps running', async () => {
-      const res = await run(MAIN, [], { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+      const res = await run(MAIN, [], { DATA_DIR: dataDir, ...(await servicePorts()), HOST: '127.0.0.1' });
       assert.equal(res.code, 1, res.stdout + res.stderr);
       assert.ok(res.stderr.includes(dataDir), `the message does not name ${dataDir}: ${res.stderr}`);
       assert.match(res.stderr, /in use/);
@@ -277,7 +244,7 @@ describe('command line', { concurrency: true }, () => {
       await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
       try {
         const port = (blocker.address() as net.AddressInfo).port;
-        const res = await run(MAIN, [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1' });
+        const res = await run(MAIN, [], { DATA_DIR: dataDir, ...(await servicePorts()), PORT: String(port), HOST: '127.0.0.1' });
         assert.equal(res.code, 1, res.stdout + res.stderr);
         assert.match(res.stderr, new RegExp(`port ${port} .*already in use.*PORT`));
         assert.doesNotMatch(res.stderr, /\n\s+at /, 'a stack trace instead of a message');
@@ -290,7 +257,7 @@ describe('command line', { concurrency: true }, () => {
 
   describe('production guard', { concurrency: 1 }, () => {
     it('NODE_ENV=production without AUTH_JWKS_URL refuses to start: exit 1, about the development issuer', async () => {
-      const res = await run(MAIN, [], { NODE_ENV: 'production', DATA_DIR: await tempDataDir(), PORT: String(await freePort()) });
+      const res = await run(MAIN, [], { NODE_ENV: 'production', DATA_DIR: await tempDataDir(), ...(await servicePorts()) });
       assert.equal(res.code, 1, res.stdout + res.stderr);
       assert.match(res.stderr, /development issuer/);
       assert.match(res.stderr, /AUTH_JWKS_URL/);

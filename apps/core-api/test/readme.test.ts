@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freshDatabase, MODE } from './helpers.ts';
+import { ROOT, servicePorts, spawnTracked, stopChild, waitForOutput } from './support/processes.ts';
 import type { TestDatabase } from '@clinic/db';
 import { ApiError, createClient } from '@clinic/client';
 import { createDevIssuer } from '../src/platform/auth/dev-issuer.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The first ```bash block of the README's "## Examples" section. */
 async function examplesBlock(): Promise<string> {
@@ -42,9 +31,10 @@ describe('README examples against a live server', () => {
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'clinic-readme-'));
-    const port = await freePort();
+    const ports = await servicePorts();
+    const port = ports.PORT;
     base = `http://127.0.0.1:${port}`;
-    env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', NODE_ENV: 'development' };
+    env = { ...process.env, DATA_DIR: dataDir, ...ports, LOG_LEVEL: 'warn', NODE_ENV: 'development' };
     delete env.DATABASE_URL;
     if (MODE === 'services') {
       database = await freshDatabase();
@@ -52,19 +42,12 @@ describe('README examples against a live server', () => {
       env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
       env.REDIS_KEY_PREFIX = `readme:${port}:`;
     }
-    server = spawn(process.execPath, ['--import', 'tsx', 'apps/core-api/src/main.ts'], {
+    server = spawnTracked(process.execPath, ['--import', 'tsx', 'apps/core-api/src/main.ts'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      server.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Core API')) resolve();
-      });
-      server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-    });
+    await waitForOutput(server, /Core API/);
     await run(process.execPath, ['--import', 'tsx', 'apps/core-api/src/cli/main.ts', 'superadmin', 'grant', 'alice@example.com'], {
       cwd: ROOT,
       env,
@@ -72,17 +55,16 @@ describe('README examples against a live server', () => {
   });
 
   after(async () => {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
+    if (server) await stopChild(server);
     await database?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('every curl line of the Examples section succeeds', async () => {
     const script = (await examplesBlock()).replace(/^BASE=.*$/m, `BASE=${base}`);
     const curlLines = script.split('\n').filter((l) => /^\s*(\w+=\$\()?curl /.test(l)).length;
     assert.ok(curlLines >= 6, `expected the README to show at least 6 curl examples, found ${curlLines}`);
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env, timeout: 120_000 });
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env });
     // Each JSON document the examples printed parses, and the important ones say what the README claims.
     const docs = stdout
       .split(/(?<=\})(?=\{)|\n/)

@@ -1,26 +1,24 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { migrate, openPglite, type Database, type TestDatabase } from '@clinic/db';
+import { MIGRATIONS_DIR, migrate, openPglite, type Database, type TestDatabase } from '@clinic/db';
 import { createSecretBox, parseMasterKeys } from '../src/platform/secrets.ts';
-import { MIGRATIONS_DIR } from '@clinic/db';
 import { freshDatabase, MODE, uniqueSlug } from './helpers.ts';
+import { ROOT, spawnTracked } from './support/processes.ts';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 
 /*
- * Crash test (issue 5): the worker PROCESS (`npm run worker`'s entry) is killed with SIGKILL in the middle
+ * Crash test: the worker PROCESS (`npm run worker`'s entry) is killed with SIGKILL in the middle
  * of a burst of 1,000 events; a new worker process finishes the job. Every event reaches the receiver,
  * which de-duplicates on the id, exactly once; the only repeats are deliveries that had reached the
  * receiver before the kill without their outcome being recorded (in flight), at most one batch.
  * Embedded mode runs the worker on a PGlite folder (the test closes it first: one process per folder);
  * services mode on this file's PostgreSQL database.
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const EVENTS = 1000;
 const BATCH = 50;
 
@@ -37,11 +35,12 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
   before(async () => {
     rx = await startReceiver();
     let db: Database;
+    // A data folder in both modes: the worker keeps its development keys there, never in the checkout's .data.
+    dataDir = await mkdtemp(join(tmpdir(), 'crash-worker-'));
     if (MODE === 'services') {
       pgTest = await freshDatabase();
       db = pgTest.db;
     } else {
-      dataDir = await mkdtemp(join(tmpdir(), 'crash-worker-'));
       db = await openPglite(join(dataDir, 'pgdata'));
     }
     await migrate(db, MIGRATIONS_DIR);
@@ -70,14 +69,15 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
   });
 
   function startWorkerProcess(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'apps/core-api/src/worker/main.ts')], {
+    const child = spawnTracked(process.execPath, ['--import', 'tsx', join(ROOT, 'apps/core-api/src/worker/main.ts')], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         NODE_ENV: 'test',
         LOG_LEVEL: process.env.CRASH_TEST_LOGS ? 'debug' : 'warn',
         MASTER_KEYS: masterKeys,
-        ...(pgTest ? { DATABASE_URL: pgTest.url! } : { DATA_DIR: dataDir! }),
+        DATA_DIR: dataDir!,
+        ...(pgTest ? { DATABASE_URL: pgTest.url! } : {}),
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
         WEBHOOK_CA_FILE: rx.caFile,
         // Generous: on a loaded machine a 1 s time-out retries deliveries that were merely slow, which

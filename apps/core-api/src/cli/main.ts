@@ -1,9 +1,7 @@
 import { join } from 'node:path';
-import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
+import { acquireLock, DataDirBusyError, type Database, MIGRATIONS_DIR, migrate, openPglite, openPostgres, readLiveLock } from '@clinic/db';
 import { request } from 'undici';
 import { ConfigError, parseConfig } from '../config.ts';
-import { acquireLock, DataDirBusyError, readLiveLock } from '@clinic/db';
-import { MIGRATIONS_DIR } from '@clinic/db';
 import { createSecretBox, loadMasterKeys } from '../platform/secrets.ts';
 import { CheckFailedError, parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
 
@@ -22,7 +20,9 @@ async function runDirect(db: Database, args: string[]): Promise<string> {
 
 /** `npm run cli -- <command>`: on PostgreSQL directly; on the embedded default through the running server if there is one. */
 async function main(args: string[]): Promise<string> {
-  if (args.length === 0 || args[0] === 'help' || args[0] === '--help') return USAGE;
+  // Asked for, the usage is the answer (exit 0); a bare `npm run cli` is a usage error (exit 2).
+  if (args[0] === 'help' || args[0] === '--help') return USAGE;
+  if (args.length === 0) throw new UsageError(USAGE);
   parseCommand(args);
   const config = parseConfig(process.env);
   if (config.databaseUrl) {
