@@ -42,3 +42,4 @@ export {
   type Picker,
   type ListEnvelope,
 } from './list.ts';
+export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { AppError, errors } from './errors.ts';
+import { findUnstorableText } from './text-guard.ts';
 
 export interface VerifiedToken {
   subject: string;
@@ -90,6 +91,9 @@ export function createJwtVerifier(opts: JwtVerifierOptions): TokenVerifier {
         }
         throw err;
       }
+      // A signed token is still input: a claim no column can store (NUL, unpaired surrogates) makes it unusable.
+      if (findUnstorableText(payload))
+        throw errors.unauthorized('The bearer token carries a claim with NUL characters or unpaired surrogates.');
       const verified: VerifiedToken = {
         subject: String(payload.sub),
         email: typeof payload.email === 'string' ? payload.email : null,

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
+import { installTextGuard } from './text-guard.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under NodeNext resolution.
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
@@ -20,9 +21,11 @@ function makeAjv(coerce: boolean): Ajv {
 /**
  * Bodies are validated strictly (no type coercion, unknown fields rejected by the schemas), because a
  * silently coerced or ignored field in a write is a bug report waiting to happen. Query strings and
- * params are text on the wire, so they are coerced.
+ * params are text on the wire, so they are coerced. Before any schema runs, text that no column can
+ * store (NUL, unpaired surrogates) is refused in the query, the path and the body (text-guard.ts).
  */
 export function installValidators(app: FastifyInstance): void {
+  installTextGuard(app);
   const body = makeAjv(false);
   const text = makeAjv(true);
   app.setValidatorCompiler(({ schema, httpPart }) => {
