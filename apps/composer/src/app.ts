@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createAssetStore, type AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
-import { errors, frameworkErrors, installErrorHandling, installValidators } from '@clinic/http-kit';
+import { errors, edgeServerOptions, installErrorHandling, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ComposerConfig } from './config.ts';
@@ -53,7 +53,7 @@ export async function buildComposerService(
     genReqId: () => randomUUID(),
     // Rendering is seconds; a render is still capped by COMPOSER_RENDER_TIMEOUT_SECONDS.
     requestTimeout: (config.renderTimeoutSeconds + 60) * 1000,
-    frameworkErrors,
+    ...edgeServerOptions,
     routerOptions: { ignoreTrailingSlash: true },
   });
   installValidators(app);

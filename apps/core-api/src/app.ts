@@ -5,7 +5,7 @@ import {
   createMemoryIdempotencyStore,
   createRateLimiter,
   createRedisIdempotencyStore,
-  frameworkErrors,
+  edgeServerOptions,
   installErrorHandling,
   installIdempotency,
   installValidators,
@@ -52,8 +52,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
       return typeof given === 'string' && /^[A-Za-z0-9_-]{8,128}$/.test(given) ? given : randomUUID();
     },
     requestTimeout: 30_000,
-    // Errors the router raises before routing (a badly encoded path) get the envelope too.
-    frameworkErrors,
+    // Statuses the server produces itself (router and connection errors, 503 while closing) get the envelope too.
+    ...edgeServerOptions,
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.addHook('onSend', async (request, reply) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { frameworkErrors, installErrorHandling, installValidators } from '@clinic/http-kit';
+import { edgeServerOptions, installErrorHandling, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ingestRoutes, type IngestDeps } from './routes/ingest.ts';
 
@@ -19,7 +19,7 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
     bodyLimit: deps.bodyLimit ?? 262_144,
     genReqId: () => randomUUID(),
     requestTimeout: 30_000,
-    frameworkErrors,
+    ...edgeServerOptions,
   });
   installValidators(app);
   installErrorHandling(app);

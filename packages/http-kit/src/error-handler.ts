@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { AppError, errorBody, errors } from './errors.ts';
 
 interface AjvError {
@@ -75,8 +77,52 @@ export function frameworkErrors(err: FastifyError, request: FastifyRequest, repl
   void sendError(err, request, reply);
 }
 
+/**
+ * Errors of the connection itself, before there is a request to route (Node's HTTP parser): headers
+ * too large (431), a request that took too long to arrive (408), bytes that are not HTTP (400). Fastify
+ * would answer these in its own shape; they get the spec's envelope like every other status.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request headers are larger than the server accepts; send fewer or smaller headers.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request did not arrive in time; send it again.']
+        : [400, 'bad_request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify(errorBody(new AppError(status, code, message)));
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  socket.destroy(err);
+}
+
+/**
+ * The Fastify constructor options every service passes so that statuses the server produces itself
+ * (router errors, connection errors, 503 while closing) use the spec's envelope. The 503 is answered
+ * by installErrorHandling, since Fastify's own one has its own shape.
+ */
+export const edgeServerOptions = {
+  frameworkErrors,
+  clientErrorHandler,
+  return503OnClosing: false,
+} satisfies Partial<FastifyServerOptions>;
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(sendError);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // Requests that arrive while the server closes (rolling deploys): 503 in the envelope, connection closed.
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new AppError(503, 'shutting_down', 'The server is shutting down; retry, another instance will answer.', {
+      headers: { 'retry-after': '1' },
+    });
+  });
   app.setNotFoundHandler((request, reply) => {
     return reply.status(404).send(errorBody(errors.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)));
   });

@@ -1,5 +1,12 @@
 export { AppError, errors, errorBody, type ErrorBody } from './errors.ts';
-export { installErrorHandling, toAppError, fieldsFromValidation, frameworkErrors } from './error-handler.ts';
+export {
+  installErrorHandling,
+  toAppError,
+  fieldsFromValidation,
+  frameworkErrors,
+  clientErrorHandler,
+  edgeServerOptions,
+} from './error-handler.ts';
 export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
 export { createJwtVerifier, bearerToken, type TokenVerifier, type VerifiedToken } from './jwt.ts';
 export { installValidators } from './validators.ts';
