@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
-import { pino } from 'pino';
+import { createServiceLogger } from '@clinic/http-kit';
 import { acquireLock, DataDirBusyError, type HeldLock } from '@clinic/db';
 import { MIGRATIONS_DIR } from '@clinic/db';
 import { composerConfigFromEnv } from './config.ts';
@@ -24,7 +24,7 @@ export async function runCli(args: string[]): Promise<number> {
     return 2;
   }
   const config = composerConfigFromEnv();
-  const logger = pino({ level: config.logLevel });
+  const logger = createServiceLogger({ level: config.logLevel });
   let lock: HeldLock | null = null;
   let db: Database;
   try {

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { openPostgres } from '@clinic/db';
-import { pino } from 'pino';
+import { createServiceLogger } from '@clinic/http-kit';
 import { buildComposerService } from './app.ts';
 import { runCli } from './cli.ts';
 import { ComposerConfigError, composerConfigFromEnv } from './config.ts';
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   if (!config.databaseUrl) {
     throw new ComposerConfigError('DATABASE_URL is required: on the embedded default the composer runs inside `npm start`');
   }
-  const logger = pino({ level: config.logLevel, redact: { paths: ['req.headers.authorization'], censor: '[redacted]' } });
+  const logger = createServiceLogger({ level: config.logLevel });
   await mkdir(config.workDir, { recursive: true });
   const db = await openPostgres({ connectionString: config.databaseUrl, max: config.databasePoolMax });
   const svc = await buildComposerService(config, { db, logger });

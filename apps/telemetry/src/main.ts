@@ -1,16 +1,15 @@
 import { createAssetStore } from '@clinic/assets';
 import { openPostgres } from '@clinic/db';
-import { createJwtVerifier } from '@clinic/http-kit';
+import { createJwtVerifier, createServiceLogger } from '@clinic/http-kit';
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
-import { pino } from 'pino';
 import { buildTelemetryApp } from './app.ts';
 import { parseTelemetryConfig } from './config.ts';
 import { createSessionTokenVerifier } from './tokens.ts';
 
 /** Production entry (`npm run telemetry`): its own process, any number of instances, the shared database. */
 const config = parseTelemetryConfig(process.env);
-const logger = pino({ level: config.logLevel, redact: ['req.headers.authorization'] });
+const logger = createServiceLogger({ level: config.logLevel });
 const db = await openPostgres({ connectionString: config.databaseUrl, max: config.poolMax, applicationName: 'clinic-telemetry' });
 // No offline queue: a Redis that is down fails fast and the limiter lets batches through (fail open).
 const redis = config.redisUrl ? new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 }) : null;

@@ -50,3 +50,4 @@ export {
   type ListEnvelope,
 } from './list.ts';
 export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';
+export { createServiceLogger, redactUrl, REDACTED_LOG_PATHS } from './logging.ts';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAssetStore, describeAssetStore, type AssetStore } from '@clinic/assets';
 import { acquireLock, type Database, type HeldLock, MIGRATIONS_DIR, migrate, openPglite, openPostgres } from '@clinic/db';
-import { createJwtVerifier, type TokenVerifier } from '@clinic/http-kit';
+import { createJwtVerifier, createServiceLogger, type TokenVerifier } from '@clinic/http-kit';
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { permissionCatalog } from './identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
@@ -32,14 +32,8 @@ export interface Runtime {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
-    // Never log a credential (DEVELOPERS.md: no secret in logs).
-    redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.secretKey', '*.secretAccessKey', '*.password'],
-      censor: '[redacted]',
-    },
-  });
+  // Never log a credential (headers, secrets in objects, token-like query parameters): http-kit decides.
+  return createServiceLogger({ level: config.logLevel });
 }
 
 /** Connects to Redis without queueing commands while it is down, so callers fail fast and fail open. */
