@@ -21,8 +21,19 @@ function counting(db: Database): { db: Database; count: () => number } {
   const wrapped: Database = {
     ...db,
     kind: db.kind,
-    query: (t, p, o) => (n++, db.query(t, p, o)),
-    withScope: (s, fn) => db.withScope(s, (tx) => fn({ query: (t, p, o) => (n++, tx.query(t, p, o)) })),
+    query: (t, p, o) => {
+      n++;
+      return db.query(t, p, o);
+    },
+    withScope: (s, fn) =>
+      db.withScope(s, (tx) =>
+        fn({
+          query: (t, p, o) => {
+            n++;
+            return tx.query(t, p, o);
+          },
+        }),
+      ),
     transaction: db.transaction.bind(db),
     exec: db.exec.bind(db),
     poolMetrics: db.poolMetrics.bind(db),

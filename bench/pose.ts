@@ -132,11 +132,9 @@ const floorOnce = async () => {
   floorRuns.push(await run(`${floorUrl}/floor`, { 'content-type': 'application/octet-stream' }, bodies, SECONDS, tokens));
 };
 // Warm-up (JIT, connections, plan caches), not counted.
-{
-  tokens = [(await w.start()).token];
-  await run(`${tele}/v1/pose/frames`, { 'content-type': 'application/octet-stream' }, bodies, 2, tokens);
-  await run(`${floorUrl}/floor`, { 'content-type': 'application/octet-stream' }, bodies, 2, tokens);
-}
+tokens = [(await w.start()).token];
+await run(`${tele}/v1/pose/frames`, { 'content-type': 'application/octet-stream' }, bodies, 2, tokens);
+await run(`${floorUrl}/floor`, { 'content-type': 'application/octet-stream' }, bodies, 2, tokens);
 const load0 = loadavg()[0]!;
 for (let r = 0; r < ROUNDS; r++) {
   if (r % 2 === 0) {

@@ -135,7 +135,7 @@ describe('break-glass sessions and the console', () => {
   });
 
   it('is rate-limited per superadmin (429 with Retry-After)', async () => {
-    let res;
+    let res: Awaited<ReturnType<typeof open>> | undefined;
     for (let i = 0; i < 10; i++) {
       res = await open(body(), su);
       if (res.statusCode === 429) break;

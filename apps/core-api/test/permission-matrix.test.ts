@@ -844,7 +844,10 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
         const job = await setup('POST', '/v1/gdpr/export', {}, patient.token);
         for (let i = 0; i < 500; i++) {
           const state = await setup('GET', `/v1/gdpr/exports/${job.id}`, undefined, patient.token);
-          if (state.status === 'done') return (exportId = job.id as string);
+          if (state.status === 'done') {
+            exportId = job.id as string;
+            return exportId;
+          }
           if (state.status === 'failed') throw new Error(`fixture export failed: ${JSON.stringify(state)}`);
           await new Promise((r) => setTimeout(r, 20));
         }

@@ -146,7 +146,15 @@ describe('@clinic/client against a listening server', () => {
     };
     let calls = 0;
     const su = await t.superadmin();
-    const client = createClient({ baseUrl: `${baseUrl}/`, token: async () => (calls++, su), organizationId: null, fetch: recording });
+    const client = createClient({
+      baseUrl: `${baseUrl}/`,
+      token: async () => {
+        calls++;
+        return su;
+      },
+      organizationId: null,
+      fetch: recording,
+    });
     const slug = uniqueSlug();
     await client.createOrganization({
       body: { name: 'Recorded', slug },

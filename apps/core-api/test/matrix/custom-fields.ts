@@ -47,7 +47,10 @@ const freshDraftTemplate = async (f: Fixture) => {
 const shared = new WeakMap<Fixture, { field: string; template: string }>();
 async function sharedOf(f: Fixture) {
   let s = shared.get(f);
-  if (!s) shared.set(f, (s = { field: await freshField(f), template: await freshTemplate(f) }));
+  if (!s) {
+    s = { field: await freshField(f), template: await freshTemplate(f) };
+    shared.set(f, s);
+  }
   return s;
 }
 

@@ -29,7 +29,10 @@ const row = (r: Partial<Row>): Row => ({
 const templates = new WeakMap<Fixture, Promise<string>>();
 const templateOf = (f: Fixture) => {
   let p = templates.get(f);
-  if (!p) templates.set(f, (p = freshTemplate(f)));
+  if (!p) {
+    p = freshTemplate(f);
+    templates.set(f, p);
+  }
   return p;
 };
 const freshForm = async (f: Fixture) =>
@@ -67,7 +70,10 @@ async function freshFile(f: Fixture): Promise<{ form: string; file: string }> {
 const shared = new WeakMap<Fixture, Promise<{ form: string; file: string }>>();
 const sharedFile = (f: Fixture) => {
   let p = shared.get(f);
-  if (!p) shared.set(f, (p = freshFile(f)));
+  if (!p) {
+    p = freshFile(f);
+    shared.set(f, p);
+  }
   return p;
 };
 

@@ -42,7 +42,10 @@ const freshSpecialist = async (f: Fixture) =>
 const shared = new WeakMap<Fixture, Promise<string>>();
 const sharedSpecialist = (f: Fixture) => {
   let p = shared.get(f);
-  if (!p) shared.set(f, (p = freshSpecialist(f)));
+  if (!p) {
+    p = freshSpecialist(f);
+    shared.set(f, p);
+  }
   return p;
 };
 

@@ -65,11 +65,10 @@ export function concatBatches(batches: PoseBatch[]): Frames {
   const count = sorted.reduce((n, b) => n + b.timestamps.length, 0);
   const t = new Float64Array(count);
   const data = new Float32Array(count * 33 * 4);
-  let i = 0;
   let last = -Infinity;
   let kept = 0;
   for (const b of sorted) {
-    for (let f = 0; f < b.timestamps.length; f++, i++) {
+    for (let f = 0; f < b.timestamps.length; f++) {
       const ts = b.timestamps[f]!;
       // Overlapping or out-of-order batches: keep time strictly increasing.
       if (ts <= last) continue;
@@ -110,7 +109,11 @@ export function smooth(t: Float64Array, v: Float64Array): Float64Array {
     while (hi + 1 < n && t[hi + 1]! <= t[i]! + HALF_WINDOW_MS) hi++;
     let s = 0;
     let c = 0;
-    for (let j = lo; j <= hi; j++) if (!Number.isNaN(med[j]!)) (s += med[j]!), c++;
+    for (let j = lo; j <= hi; j++) {
+      if (Number.isNaN(med[j]!)) continue;
+      s += med[j]!;
+      c++;
+    }
     out[i] = s / c;
   }
   return out;
@@ -156,7 +159,9 @@ export function scoreSession(fr: Frames, m: Movement): SessionScore {
     let c = 0;
     for (const j of m.primary_joints) {
       const x = series.get(j)![f]!;
-      if (!Number.isNaN(x)) (s += x), c++;
+      if (Number.isNaN(x)) continue;
+      s += x;
+      c++;
     }
     if (c) {
       primary[f] = s / c;
@@ -179,10 +184,16 @@ export function scoreSession(fr: Frames, m: Movement): SessionScore {
     prev = f;
     const p = progress(a);
     if (state === 'unknown') {
-      if (p < LOW) (state = 'rest'), (lastRest = f);
+      if (p < LOW) {
+        state = 'rest';
+        lastRest = f;
+      }
     } else if (state === 'rest') {
       if (p < LOW) lastRest = f;
-      else if (p > HIGH) (state = 'rep'), (repStart = lastRest);
+      else if (p > HIGH) {
+        state = 'rep';
+        repStart = lastRest;
+      }
     } else if (p < LOW) {
       if (fr.t[f]! - fr.t[repStart]! >= MIN_REP_MS) windows.push([repStart, f]);
       state = 'rest';

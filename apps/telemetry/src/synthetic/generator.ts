@@ -84,7 +84,8 @@ function arm(shoulder: V, hip: V, lateral: V, shoulderDeg: number, elbowDeg: num
 /** Landmarks (33 x [x, y, z]) for a pose described by joint angles. */
 function pose(kind: ExerciseKind, a: Partial<Record<JointName, number>>): V[] {
   const lm: V[] = Array.from({ length: 33 }, () => [0, 0, 0] as V);
-  let lLeg, rLeg;
+  let lLeg: ReturnType<typeof leg>;
+  let rLeg: ReturnType<typeof leg>;
   if (kind === 'lunge') {
     lLeg = leg([0.35, 0, 0.1], a.left_knee!, a.left_hip!);
     rLeg = leg([-0.35, 0, -0.1], a.right_knee!, a.right_hip!);
@@ -202,7 +203,7 @@ export function generateSession(o: GenerateOptions): GeneratedSession {
     frames.push(row);
   }
   const data = new Float32Array(frames.length * 132);
-  frames.forEach((row, i) => data.set(row, i * 132));
+  for (const [i, row] of frames.entries()) data.set(row, i * 132);
   const trueRom: Partial<Record<JointName, number>> = {};
   for (const [j, v] of Object.entries(rom) as Array<[JointName, { min: number; max: number }]>) trueRom[j] = v.max - v.min;
   return { fps, timestamps, data, trueReps: reps, trueRom };
