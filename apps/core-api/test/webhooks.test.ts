@@ -6,6 +6,7 @@ import { retryDelaySeconds } from '../src/modules/webhooks/delivery.ts';
 import { newSigningSecret, signDelivery } from '../src/modules/webhooks/signing.ts';
 import { ForbiddenDestinationError, guardedLookup, isForbiddenAddress, urlProblem } from '../src/modules/webhooks/ssrf.ts';
 import { assertError, dataOf, freshDatabase, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import type { TestDatabase } from '@clinic/db';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 
 describe('webhook signing, retry schedule and SSRF rules (units)', () => {
@@ -117,9 +118,10 @@ describe('webhook subscriptions API (spec 4.9)', () => {
   let otherOrg: string;
   let otherAdmin: string;
 
+  let database: TestDatabase | undefined;
   before(async () => {
     rx = await startReceiver();
-    const database = await freshDatabase();
+    database = await freshDatabase();
     t = await startTestApp({
       database,
       env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: rx.caFile, WEBHOOK_TIMEOUT_MS: '800' },
@@ -135,6 +137,8 @@ describe('webhook subscriptions API (spec 4.9)', () => {
   after(async () => {
     await strict?.close();
     await t?.close();
+    // Shared by two apps, so neither owns it: closed here, or an open PGlite keeps the file's process alive.
+    await database?.drop();
     await rx?.close();
   });
 
