@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
-import { requireConsent } from '../src/modules/consents/routes.ts';
+import { requireConsent } from '../src/platform/gates.ts';
 import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf } from './helpers.ts';
 
 // Consent (spec 2.8 catalog and ledger, 3.2 transitions and cascades, 4.6 routes and rules, 6.2

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
-import { requireConsent } from '../src/modules/consents/routes.ts';
+import { requireConsent } from '../src/platform/gates.ts';
 import { NIL_UUID } from '@clinic/db';
 import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf, MISSING_UUID } from './helpers.ts';
 

@@ -1,8 +1,8 @@
 import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
 import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter, type TokenVerifier } from '@clinic/http-kit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hasOrgAccess, hasPermission, scopeOf, type RequestContext } from './identity/context.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { scopeOf, type RequestContext } from './identity/context.ts';
 import { resolveContext, type IdentityDeps } from './identity/service.ts';
 
 declare module 'fastify' {
@@ -120,43 +120,4 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
     if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt)
       throw consentRequired(request.ctx.missingConsents);
   });
-}
-
-type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-
-function contextOf(request: FastifyRequest): RequestContext {
-  if (!request.ctx) throw errors.unauthorized();
-  return request.ctx;
-}
-
-/** The default route gate: a permission code at the organization in scope. Superadmins pass. */
-export function requirePermission(code: string): Gate {
-  return async (request) => {
-    const ctx = contextOf(request);
-    if (!hasPermission(ctx, code)) throw errors.forbidden(`This needs the ${code} permission in the organization.`);
-  };
-}
-
-export function requireSuperadmin(): Gate {
-  return async (request) => {
-    if (!contextOf(request).isSuperadmin) throw errors.forbidden('Only platform superadmins can do this.');
-  };
-}
-
-/**
- * Staff of the organization in scope (a membership row there, spec 5.7) or a superadmin; patients are
- * refused. Staff access is not a permission, so requirePermission cannot express it.
- */
-export function requireStaff(message = 'This is readable by staff members of the organization.'): Gate {
-  return async (request) => {
-    const ctx = contextOf(request);
-    if (!(ctx.isSuperadmin || ctx.isStaff)) throw errors.forbidden(message);
-  };
-}
-
-/** Staff, patient or superadmin at the organization in scope. */
-export function requireOrgAccess(): Gate {
-  return async (request) => {
-    if (!hasOrgAccess(contextOf(request))) throw errors.forbidden('You are not a member of this organization.');
-  };
 }

@@ -86,7 +86,10 @@ let ephemeral: MasterKey | null = null;
  */
 export async function loadMasterKeys(opts: { spec: string | null; env: string; dataDir: string }): Promise<MasterKey[]> {
   if (opts.spec) return parseMasterKeys(opts.spec);
-  if (opts.env === 'test') return [(ephemeral ??= { id: 'test', key: randomBytes(32) })];
+  if (opts.env === 'test') {
+    ephemeral ??= { id: 'test', key: randomBytes(32) };
+    return [ephemeral];
+  }
   const file = join(opts.dataDir, 'master-keys');
   try {
     return parseMasterKeys(await readFile(file, 'utf8'));

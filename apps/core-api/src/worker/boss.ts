@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 
 /** pg-boss's executor interface: every statement returns its rows. */
 export interface BossExecutor {
+  // biome-ignore lint/suspicious/noExplicitAny: pg-boss declares its executor with any[] rows.
   executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
 }
 

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { DataOf, ErrorResponse, errors, ListOf, Uuid } from '@clinic/http-kit';
+import { DataOf, errors, ListOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { stringify } from 'csv-stringify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -9,9 +9,9 @@ import { hasPermission, scopeOf } from '../../platform/identity/context.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { AuditExportQuery, AuditListQuery, AuditLog } from './schemas.ts';
 import { CSV_COLUMNS, csvRecord, exportAuditRows, getAuditLog, listAuditLogs, parseAuditFilter } from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse };
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(401, 403, 404, 422, 429);
 const tags = ['audit'];
 
 /**
@@ -38,7 +38,7 @@ function auditGate(...codes: string[]) {
 }
 
 /** The trail a caller reads: its organization's, or the platform's for a superadmin. */
-const trailOf = (request: FastifyRequest): string | null => (request.ctx!.isSuperadmin ? null : request.ctx!.orgId);
+const trailOf = (request: FastifyRequest): string | null => (contextOf(request).isSuperadmin ? null : contextOf(request).orgId);
 
 /** GET /v1/audit-logs, /{id} and /export (spec 4.5, 2.7 audit_log.view_org, export.csv). */
 export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -77,7 +77,7 @@ export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request, reply) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       const orgId = trailOf(request);
       const filter = parseAuditFilter(orgId, request.query);
       await request.inTx((tx) =>

@@ -12,7 +12,7 @@ export function parseAuditFilter(orgId: string | null, query: Record<string, unk
   const given = parseFilters(query, FILTER_KEYS);
   const fields: Record<string, string> = {};
   for (const [k, v] of Object.entries(given)) if (UUID_KEYS.has(k) && !UUID.test(v)) fields[k] = 'must be a uuid';
-  let created;
+  let created: ReturnType<typeof parseDateRange> | undefined;
   try {
     created = parseDateRange(query, 'created_at');
   } catch (err) {

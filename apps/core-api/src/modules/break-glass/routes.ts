@@ -1,12 +1,13 @@
-import { createRateLimiter, DataOf, ErrorResponse, errors, rateLimitHeaders } from '@clinic/http-kit';
+import { createRateLimiter, DataOf, errors, rateLimitHeaders } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { requireSuperadmin } from '../../platform/pipeline.ts';
+import { requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { BreakGlassSession, OpenSessionBody } from './schemas.ts';
 import { openSession } from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
+const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 
 /** POST /v1/break-glass/sessions (spec 3.4, 4.7). */
 export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -26,7 +27,7 @@ export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { idempotent: true },
       onRequest: [requireSuperadmin()],
       preHandler: async (request, reply) => {
-        const decision = await limiter.consume(`principal:${request.ctx!.principalId}`);
+        const decision = await limiter.consume(`principal:${contextOf(request).principalId}`);
         reply.headers(rateLimitHeaders(decision));
         if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
       },
@@ -36,13 +37,13 @@ export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
         summary: 'Open a break-glass session (superadmin)',
         description:
           "Elevates the caller for one organization and one scope, default 60 minutes, at most 240. Audit-logged in the organization's own trail; rate-limited per superadmin (BREAK_GLASS_RATE_LIMIT per BREAK_GLASS_RATE_WINDOW). Honours Idempotency-Key.",
-        security: [{ bearerAuth: [] }],
+        security: bearer,
         body: OpenSessionBody,
         response: { 201: DataOf(BreakGlassSession), ...errorResponses },
       },
     },
     async (request, reply) => {
-      const session = await request.inTx((tx) => openSession(tx, { ctx: request.ctx!, ip: request.ip }, request.body));
+      const session = await request.inTx((tx) => openSession(tx, { ctx: contextOf(request), ip: request.ip }, request.body));
       return reply.status(201).send({ data: session });
     },
   );

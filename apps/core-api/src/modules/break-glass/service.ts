@@ -2,9 +2,11 @@ import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import type { FastifyRequest } from 'fastify';
 import { insertAudit } from '../../platform/audit.ts';
-import type { Actor } from '../organizations/service.ts';
-import { insertSession, latestSession, organizationExists, type SessionRow } from './queries.ts';
+import type { Actor } from '../../platform/actor.ts';
+import { insertSession, organizationExists, type SessionRow } from './queries.ts';
 import { DEFAULT_MINUTES, MAX_MINUTES, REASON_CATEGORIES, type BreakGlassScope } from './schemas.ts';
+import { contextOf } from '../../platform/route.ts';
+import { sessionOf } from '../../platform/gates.ts';
 
 export interface OpenSessionInput {
   organization_id: string;
@@ -43,7 +45,7 @@ export function breakGlassRequired(orgId: string, scope: BreakGlassScope, messag
   );
 }
 
-function breakGlassExpired(session: SessionRow): AppError {
+export function breakGlassExpired(session: SessionRow): AppError {
   return new AppError(
     410,
     'break_glass_expired',
@@ -87,36 +89,6 @@ export async function openSession(tx: Queryable, actor: Actor, input: OpenSessio
   return session;
 }
 
-/** The open session behind each console request, set by the gate. */
-const sessions = new WeakMap<FastifyRequest, SessionRow>();
-
-export function sessionOf(request: FastifyRequest): SessionRow {
-  const s = sessions.get(request);
-  if (!s) throw new Error('console route without its break-glass gate');
-  return s;
-}
-
-/**
- * The gate of the console routes (spec 4.7): a superadmin with an open session of their own for the
- * path's organization and this scope. Otherwise 403 break_glass_required (with the form), or 410
- * break_glass_expired when their latest such session has run out.
- */
-export function requireBreakGlass(scope: BreakGlassScope, orgParam = 'org_id') {
-  return async (request: FastifyRequest): Promise<void> => {
-    const ctx = request.ctx;
-    if (!ctx) throw errors.unauthorized();
-    if (!ctx.isSuperadmin) throw errors.forbidden('The console is for platform superadmins.');
-    const orgId = (request.params as Record<string, string>)[orgParam]!;
-    const session = await request.inTx(async (tx) => {
-      if (!(await organizationExists(tx, orgId))) throw errors.organizationNotFound();
-      return latestSession(tx, ctx.principalId, orgId, scope);
-    });
-    if (!session) throw breakGlassRequired(orgId, scope);
-    if (session.status !== 'open') throw breakGlassExpired(session);
-    sessions.set(request, session);
-  };
-}
-
 /** The audit entry of an action taken under a session (spec 6.2: action_context break_glass + break_glass_id). */
 export function auditUnderSession(
   tx: Queryable,
@@ -128,7 +100,7 @@ export function auditUnderSession(
   const session = sessionOf(request);
   return insertAudit(tx, {
     organizationId: session.organization_id,
-    actorUserId: request.ctx!.principalId,
+    actorUserId: contextOf(request).principalId,
     action,
     entityType: entity.type,
     entityId: entity.id ?? null,

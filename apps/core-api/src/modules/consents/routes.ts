@@ -1,13 +1,9 @@
-import { DataOf, ErrorResponse, Uuid } from '@clinic/http-kit';
+import { DataOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission, requireSuperadmin } from '../../platform/pipeline.ts';
+import { requirePermission, requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
-import { isRestricted } from '../gdpr/queries.ts';
-import { processingRestricted } from '../gdpr/service.ts';
-import { findPurpose, hasActiveConsent } from './queries.ts';
 import {
   ConsentGroup,
   ConsentPurpose,
@@ -26,7 +22,6 @@ import {
 } from './schemas.ts';
 import {
   consentCatalog,
-  featureConsentMissing,
   grantMine,
   myConsents,
   onboardPatient,
@@ -36,43 +31,10 @@ import {
   staffWithdraw,
   withdrawMine,
 } from './service.ts';
+import { actorOf, bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  412: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 412, 429);
 const tags = ['consents'];
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
-
-/**
- * Feature-level gate (spec 4.6 rule 4): 403 consent_required with `missing_purpose` unless the caller
- * has an active grant of `purpose`, at the organization in scope for an organization-scope purpose.
- * Superadmins pass (they act on no data of their own). A person whose processing is restricted
- * (platform-wide, or at the organization in scope) gets 403 processing_restricted instead.
- */
-export function requireConsent(purpose: string) {
-  return async (request: FastifyRequest, _reply?: FastifyReply): Promise<void> => {
-    const ctx = request.ctx;
-    if (!ctx) throw featureConsentMissing(purpose);
-    if (ctx.isSuperadmin) return;
-    const ok = await request.inTx(async (tx) => {
-      // A restriction of processing (GDPR art. 18, POST /v1/gdpr/restrict) wins over any consent.
-      if (await isRestricted(tx, ctx.principalId, ctx.orgId)) throw processingRestricted(purpose);
-      const p = await findPurpose(tx, purpose);
-      if (!p) return false;
-      const orgId = p.scope === 'org' ? ctx.orgId : null;
-      if (p.scope === 'org' && !orgId) return false;
-      return hasActiveConsent(tx, ctx.principalId, orgId, purpose);
-    });
-    if (!ok) throw featureConsentMissing(purpose);
-  };
-}
 
 /** Consent purposes, versions and the ledger (spec 2.8, 3.2, 4.6). */
 export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -96,7 +58,7 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => consentCatalog(tx, ctx.orgId)) };
     },
   );

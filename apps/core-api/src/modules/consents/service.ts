@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   effectiveVersion,
   findActiveRow,

@@ -5,18 +5,12 @@ import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { AuditListQuery, AuditLog } from '../audit/schemas.ts';
 import { listAuditLogs } from '../audit/service.ts';
-import { auditUnderSession, requireBreakGlass } from '../break-glass/service.ts';
+import { auditUnderSession } from '../break-glass/service.ts';
+import { requireBreakGlass } from '../../platform/gates.ts';
 import { findPatient, listMembers, listPatients, lookupUser } from './queries.ts';
+import { bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  410: ErrorResponse,
-  422: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(401, 403, 404, 410, 422, 429);
 const tags = ['console'];
 const ORG = '/v1/console/organizations/:org_id';
 const nullable = (s: ReturnType<typeof Type.String> | typeof Timestamp) => Type.Union([s, Type.Null()]);

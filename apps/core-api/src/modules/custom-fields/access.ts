@@ -4,8 +4,9 @@ import type { FastifyRequest } from 'fastify';
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../../platform/identity/context.ts';
-import { requireStaff as requireStaffGate } from '../../platform/pipeline.ts';
-import type { Actor } from '../organizations/service.ts';
+import { requireStaff as requireStaffGate } from '../../platform/gates.ts';
+import type { Actor } from '../../platform/actor.ts';
+import { contextOf } from '../../platform/route.ts';
 
 // Small pieces shared by the custom-field, form-template, form, patient and specialist modules: these
 // routes take their organization from X-Organization-ID (spec 4.1), not from the path.
@@ -18,9 +19,9 @@ export function orgOf(ctx: RequestContext): string {
 }
 
 export const actorOf = (request: FastifyRequest): Actor & { orgId: string } => ({
-  ctx: request.ctx!,
+  ctx: contextOf(request),
   ip: request.ip,
-  orgId: orgOf(request.ctx!),
+  orgId: orgOf(contextOf(request)),
 });
 
 /** Staff of the organization in scope (a membership row, spec 5.7) or a superadmin. */

@@ -2,7 +2,7 @@ import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import { actorOf, orgOf, requireStaff } from './access.ts';
 import {
   CreateFieldBody,
@@ -16,16 +16,9 @@ import {
   VersionParams,
 } from './schemas.ts';
 import * as svc from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['custom-fields'];
 const manage = requirePermission('custom_fields.manage');
 const scoped = 'The organization is the one in scope (X-Organization-ID).';
@@ -69,7 +62,7 @@ export function customFieldRoutes(app: FastifyInstance): void {
         response: { 200: ListOf(CustomField), ...errorResponses, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listFields(tx, orgOf(request.ctx!), request.query)),
+    async (request) => request.inTx((tx) => svc.listFields(tx, orgOf(contextOf(request)), request.query)),
   );
 
   r.get(
@@ -85,7 +78,7 @@ export function customFieldRoutes(app: FastifyInstance): void {
         response: { 200: DataOf(CustomField), ...errorResponses },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgOf(request.ctx!), request.params.id)) }),
+    async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgOf(contextOf(request)), request.params.id)) }),
   );
 
   r.patch(
@@ -186,7 +179,7 @@ export function customFieldRoutes(app: FastifyInstance): void {
         response: { 200: ListOf(CustomFieldVersion), ...errorResponses, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listFieldVersions(tx, orgOf(request.ctx!), request.params.id, request.query)),
+    async (request) => request.inTx((tx) => svc.listFieldVersions(tx, orgOf(contextOf(request)), request.params.id, request.query)),
   );
 
   r.get(
@@ -203,7 +196,7 @@ export function customFieldRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => ({
-      data: await request.inTx((tx) => svc.getFieldVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)),
+      data: await request.inTx((tx) => svc.getFieldVersion(tx, orgOf(contextOf(request)), request.params.id, request.params.version)),
     }),
   );
 }

@@ -4,7 +4,7 @@ import { audit, emit } from './access.ts';
 import { checkDefinition, snapshotOf, type EntityType, type FieldDefinition, type FieldType } from './definition.ts';
 import * as q from './queries.ts';
 import { FIELD_SORT, VERSION_SORT } from './schemas.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 
 type OrgActor = Actor & { orgId: string };
 const notFound = () => errors.notFound('No custom field with this id in this organization.');

@@ -2,9 +2,10 @@ import { ErrorResponse, parsePicker, PickerOf, PickerQuery, pickerEnvelope, Uuid
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { listUsers } from './service.ts';
+import { bearer, contextOf } from '../../platform/route.ts';
 
 const UserPickerItem = Type.Object({
   id: Uuid,
@@ -14,8 +15,6 @@ const UserPickerItem = Type.Object({
       "The user's role at the organization in scope: a display label only, never branch authorization on it. Empty for a superadmin without organization scope.",
   }),
 });
-
-const bearer = [{ bearerAuth: [] }];
 
 /** The users picker GET /v1/users (spec 4.1 picker conventions). */
 export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
@@ -44,7 +43,7 @@ export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       const picker = parsePicker(request.query);
       return pickerEnvelope(await request.inTx((tx) => listUsers(tx, ctx, picker)));
     },

@@ -1,28 +1,17 @@
-import { DataOf, ErrorResponse, Uuid } from '@clinic/http-kit';
+import { DataOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { createTxtLookup } from './dns.ts';
 import { AddDomainBody, Domain, DomainParams, VerifyResult } from './schemas.ts';
 import { addDomain, deleteDomain, listDomains, verifyDomain, type DomainDeps } from './service.ts';
+import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['domains'];
 const gate = requirePermission('organizations.manage_domains');
-
-/** The gate ran, so the request has its context. */
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 /** Custom domains (spec 2.6, 4.2): list, add, delete, verify by DNS TXT record. */
 export function domainRoutes(app: FastifyInstance, rt: Runtime): void {

@@ -5,7 +5,7 @@ import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import type { TxtAnswer, TxtLookup } from './dns.ts';
 import { deleteDomain as deleteRow, findDomain, insertDomain, listDomains as listRows, markVerified, type DomainRow } from './queries.ts';
 

@@ -21,6 +21,7 @@ const SIGNATURE_HEADERS = [
  */
 // The return type is @fastify/swagger's own (an OpenAPI 3.1 PathItemObject per event type), named loosely
 // here so this module does not depend on the plugin's type packages.
+// biome-ignore lint/suspicious/noExplicitAny: the plugin's own type, named loosely on purpose (see above).
 export function webhooksSection(): Record<string, any> {
   return Object.fromEntries(
     EVENT_CATALOG.map((e) => [

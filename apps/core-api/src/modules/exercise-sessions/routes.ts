@@ -3,16 +3,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
-import { requireConsent } from '../consents/routes.ts';
+import { requireConsent } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
-import type { Actor } from '../organizations/service.ts';
 import { getSession, replayOf, startSession } from './service.ts';
 import { sessionSigner } from './token.ts';
+import { actorOf, bearer } from '../../platform/route.ts';
 
 const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
-const bearer = [{ bearerAuth: [] }];
 const tags = ['exercise-sessions'];
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()]);
 const Session = Type.Object({

@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import { insertAudit } from '../../platform/audit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import { findSession, insertSession, scorableExercise, sessionMetrics } from './queries.ts';
 import type { SessionSigner } from './token.ts';
 

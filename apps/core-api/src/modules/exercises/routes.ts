@@ -1,17 +1,15 @@
 import { DataOf, ErrorResponse, errors, ListOf, ListQueryWith, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { CreateExerciseBody, Exercise, SetStatusBody } from './schemas.ts';
 import { changeStatus, createExercise, getExercise, listExercises } from './service.ts';
+import { actorOf, bearer, contextOf } from '../../platform/route.ts';
 
 const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
-const bearer = [{ bearerAuth: [] }];
 const tags = ['exercises'];
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 /** A minimal exercise library (spec 2.12, 3.5): the platform's and the organization's exercises. */
 export function exerciseRoutes(app: FastifyInstance, rt: Runtime): void {
@@ -34,7 +32,7 @@ export function exerciseRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request, reply) => {
-      const orgId = request.ctx!.orgId;
+      const orgId = contextOf(request).orgId;
       if (!orgId) throw errors.forbidden('Name the organization with X-Organization-ID.');
       const row = await request.inTx((tx) => createExercise(tx, actorOf(request), orgId, request.body));
       return reply.status(201).send({ data: row });
@@ -55,7 +53,7 @@ export function exerciseRoutes(app: FastifyInstance, rt: Runtime): void {
         response: { 200: ListOf(Exercise), ...errs, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => listExercises(tx, request.ctx!.orgId, request.query as Record<string, unknown>)),
+    async (request) => request.inTx((tx) => listExercises(tx, contextOf(request).orgId, request.query as Record<string, unknown>)),
   );
 
   r.get(

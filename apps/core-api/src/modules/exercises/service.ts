@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parsePagination, parseSort } from '@clinic/http-kit';
 import { movementProblems, type Movement } from '@clinic/telemetry/pose/movement.ts';
 import { insertAudit } from '../../platform/audit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import { findExercise, insertExercise, listExercises as listRows, setStatus, type ExerciseRow } from './queries.ts';
 import { EXERCISE_SORT } from './schemas.ts';
 

@@ -2,7 +2,7 @@ import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import { actorOf, orgOf } from '../custom-fields/access.ts';
 import {
   CreateTemplateBody,
@@ -16,16 +16,9 @@ import {
   UpdateTemplateBody,
 } from './schemas.ts';
 import * as svc from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['form-templates'];
 const view = requirePermission('form_templates.view');
 const manage = requirePermission('form_templates.manage');
@@ -69,7 +62,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
         response: { 200: ListOf(FormTemplate), ...errorResponses, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgOf(request.ctx!), request.query)),
+    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgOf(contextOf(request)), request.query)),
   );
 
   r.get(
@@ -85,7 +78,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
         response: { 200: DataOf(FormTemplate), ...errorResponses },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgOf(request.ctx!), request.params.id)) }),
+    async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgOf(contextOf(request)), request.params.id)) }),
   );
 
   r.patch(
@@ -182,7 +175,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
         response: { 200: ListOf(FormTemplateVersion), ...errorResponses, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listTemplateVersions(tx, orgOf(request.ctx!), request.params.id, request.query)),
+    async (request) => request.inTx((tx) => svc.listTemplateVersions(tx, orgOf(contextOf(request)), request.params.id, request.query)),
   );
 
   r.get(
@@ -199,7 +192,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => ({
-      data: await request.inTx((tx) => svc.getTemplateVersion(tx, orgOf(request.ctx!), request.params.id, request.params.version)),
+      data: await request.inTx((tx) => svc.getTemplateVersion(tx, orgOf(contextOf(request)), request.params.id, request.params.version)),
     }),
   );
 }

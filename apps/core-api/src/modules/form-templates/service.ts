@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { audit, emit } from '../custom-fields/access.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { TEMPLATE_SORT, TEMPLATE_VERSION_SORT } from './schemas.ts';
 

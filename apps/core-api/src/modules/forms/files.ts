@@ -4,7 +4,7 @@ import type { AssetStore } from '@clinic/assets';
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { audit, emit } from '../custom-fields/access.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { formNotFound, formSigned, loadForm } from './service.ts';
 
@@ -42,6 +42,7 @@ const unsupported = (types: string[]) =>
 export function safeFilename(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   const clean = base
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this strips.
     .replace(/[\u0000-\u001f\u007f"\\]/g, '')
     .trim()
     .slice(0, 255);

@@ -3,23 +3,16 @@ import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { addFile, fileTooLarge, listFormFiles, openFormFile, removeFile } from './files.ts';
 import { CreateFormBody, FileParams, FillFormBody, Form, FormFile, FormListQuery, FormParams, FormSummary } from './schemas.ts';
 import * as svc from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['forms'];
 
 /** A staff permission, or a patient acting on its own forms (ownership; row-level security picks the rows). */
@@ -32,7 +25,7 @@ function staffOrOwner(code: string) {
   };
 }
 
-const formActor = (request: FastifyRequest) => ({ ...actorOf(request), patientCaller: isPatientCaller(request.ctx!) });
+const formActor = (request: FastifyRequest) => ({ ...actorOf(request), patientCaller: isPatientCaller(contextOf(request)) });
 
 /** Forms (spec 2.10, 3.5, 4.5): instances that snapshot their fields; pending -> signed; files in the asset store. */
 export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<void> {
@@ -82,7 +75,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
           response: { 200: ListOf(FormSummary), ...errorResponses, 422: ErrorResponse },
         },
       },
-      async (request) => request.inTx((tx) => svc.listForms(tx, orgOf(request.ctx!), request.query)),
+      async (request) => request.inTx((tx) => svc.listForms(tx, orgOf(contextOf(request)), request.query)),
     );
 
     r.get(
@@ -99,7 +92,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
         },
       },
       async (request) => {
-        const ctx = request.ctx!;
+        const ctx = contextOf(request);
         return { data: await request.inTx((tx) => svc.getForm(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
       },
     );
@@ -210,7 +203,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
           response: { 200: Type.Object({ data: Type.Array(FormFile) }), ...errorResponses },
         },
       },
-      async (request) => ({ data: await request.inTx((tx) => listFormFiles(tx, orgOf(request.ctx!), request.params.id)) }),
+      async (request) => ({ data: await request.inTx((tx) => listFormFiles(tx, orgOf(contextOf(request)), request.params.id)) }),
     );
 
     r.get(
@@ -228,7 +221,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
       },
       async (request, reply) => {
         const { row, body } = await request.inTx((tx) =>
-          openFormFile(tx, rt.assets, orgOf(request.ctx!), request.params.id, request.params.fileId),
+          openFormFile(tx, rt.assets, orgOf(contextOf(request)), request.params.id, request.params.fileId),
         );
         return reply
           .header('content-type', row.content_type)

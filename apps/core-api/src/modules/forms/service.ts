@@ -4,7 +4,7 @@ import { audit, emit } from '../custom-fields/access.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
 import { findTemplate, findTemplateVersion } from '../form-templates/queries.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { FORM_SORT } from './schemas.ts';
 

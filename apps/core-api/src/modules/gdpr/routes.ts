@@ -1,23 +1,14 @@
 import { DataOf, ErrorResponse, Timestamp, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { createJobRunner } from './export.ts';
 import { downloadExport, eraseData, getExport, requestExport, restrictProcessing } from './service.ts';
+import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['gdpr'];
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 const SUBJECT_DOC =

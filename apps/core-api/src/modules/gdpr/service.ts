@@ -4,7 +4,7 @@ import { auditErasure } from '../me/account-service.ts';
 import { eraseUserRows } from '../me/account-queries.ts';
 import { insertAudit } from '../../platform/audit.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   activeRestriction,
   exportFile,

@@ -1,31 +1,20 @@
 import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission, requireStaff as requireStaffGate } from '../../platform/pipeline.ts';
+import { requirePermission, requireStaff as requireStaffGate } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { CreateLocationBody, Location, LocationListQuery, LocationParams, UpdateLocationBody } from './schemas.ts';
 import { createLocation, deleteLocation, getLocation, listLocations, updateLocation } from './service.ts';
+import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['locations'];
 const manage = requirePermission('locations.manage');
 
 // Spec 4.5 makes locations readable by staff. Row-level security says the same (locations_read), so
 // this gate only turns an empty answer into a clear 403.
 const requireStaff = requireStaffGate('Locations are readable by staff members of the organization.');
-
-/** The gate ran, so the request has its context. */
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 /** Locations of an organization (spec 4.5, Planned). */
 export function locationRoutes(app: FastifyInstance, rt: Runtime): void {

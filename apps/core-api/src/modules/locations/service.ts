@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   deleteLocation as deleteRow,
   findLocation,

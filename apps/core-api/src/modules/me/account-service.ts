@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './account-queries.ts';
 
 /** One consent_changed entry per withdrawn ledger row (spec 6.2), in the row's own scope. */

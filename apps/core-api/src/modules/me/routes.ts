@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { currentUser, listMyClinics, switchOrganization, updateMe } from './service.ts';
+import { bearer, contextOf } from '../../platform/route.ts';
 
 const Membership = Type.Object({ organization_id: Uuid, role_id: Uuid, role_code: Type.String() });
 
@@ -67,8 +68,6 @@ const MyClinic = Type.Object(
   { $id: 'MyClinic' },
 );
 
-const bearer = [{ bearerAuth: [] }];
-
 export function meRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -83,7 +82,7 @@ export function meRoutes(app: FastifyInstance): void {
         response: { 200: DataOf(CurrentUser), 401: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
       },
     },
-    async (request) => ({ data: currentUser(request.ctx!) }),
+    async (request) => ({ data: currentUser(contextOf(request)) }),
   );
 
   r.put(
@@ -105,7 +104,7 @@ export function meRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => switchOrganization(tx, ctx, request.body.organization_id.toLowerCase(), request.ip)) };
     },
   );
@@ -128,7 +127,7 @@ export function meRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => updateMe(tx, ctx, request.body, request.ip)) };
     },
   );
@@ -149,7 +148,7 @@ export function meRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => listMyClinics(tx, ctx)) };
     },
   );

@@ -1,28 +1,18 @@
 import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { AddMemberBody, Member, MemberListQuery, MemberParams } from './schemas.ts';
 import { addMember, listMembers, removeMember } from './service.ts';
+import { actorOf, bearer, errorSchemas, orgIdOf } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['members'];
 const gate = requirePermission('organizations.manage_members');
 
-/** The gate ran, so the request has its context, and orgParam put the path's organization in it. */
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
-const orgOf = (request: FastifyRequest): string => request.ctx!.orgId!;
+const orgOf = orgIdOf;
 
 /** Members of an organization (spec 4.2): list, add or upsert by email, remove. */
 export function memberRoutes(app: FastifyInstance, rt: Runtime): void {

@@ -10,7 +10,7 @@ import {
   type ListEnvelope,
 } from '@clinic/http-kit';
 import { insertAudit } from '../../platform/audit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   deleteMembership,
   findMember,

@@ -1,9 +1,9 @@
 import { DataOf, ErrorResponse, errors, ListOf, rateLimitHeaders, Uuid, type RateLimiter } from '@clinic/http-kit';
 import type { Database } from '@clinic/db';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requireOrgAccess, requirePermission, requireSuperadmin } from '../../platform/pipeline.ts';
+import { requireOrgAccess, requirePermission, requireSuperadmin } from '../../platform/gates.ts';
 import {
   CreateOrganizationBody,
   Organization,
@@ -12,34 +12,16 @@ import {
   PublicOrganization,
   UpdateOrganizationBody,
 } from './schemas.ts';
-import {
-  createOrganization,
-  getOrganization,
-  getOrgSettings,
-  listOrganizations,
-  resolvePublic,
-  updateOrganization,
-  type Actor,
-} from './service.ts';
+import { createOrganization, getOrganization, getOrgSettings, listOrganizations, resolvePublic, updateOrganization } from './service.ts';
+import { actorOf, bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 export interface OrganizationRouteDeps {
   db: Database;
   resolveLimiter: RateLimiter;
 }
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const IdParams = Type.Object({ id: Uuid });
-
-/** A gate ran, so the request has its context; with orgParam 'id' its organization is the path's. */
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 export function organizationRoutes(app: FastifyInstance, deps: OrganizationRouteDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -90,7 +72,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return request.inTx((tx) => listOrganizations(tx, ctx, request.query));
     },
   );
@@ -111,7 +93,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       },
     },
     async (request, reply) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       const org = await request.inTx((tx) => createOrganization(tx, { ctx, ip: request.ip }, request.body));
       return reply.status(201).send({ data: org });
     },

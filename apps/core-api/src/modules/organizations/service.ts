@@ -3,6 +3,7 @@ import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type 
 import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../../platform/identity/context.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   cloneRoleTemplates,
   findOrganization,
@@ -17,11 +18,6 @@ import {
   type OrganizationRow,
   type OrganizationSettingsRow,
 } from './queries.ts';
-
-export interface Actor {
-  ctx: RequestContext;
-  ip: string | null;
-}
 
 /** POST /v1/organizations: the organization and its role clones commit together or not at all. */
 export async function createOrganization(tx: Queryable, actor: Actor, input: NewOrganization): Promise<OrganizationRow> {

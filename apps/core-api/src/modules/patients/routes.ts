@@ -2,21 +2,14 @@ import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { CreatePatientBody, Patient, PatientListQuery, PatientParams, PutPatientBody } from './schemas.ts';
 import * as svc from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['patients'];
 
 /** Staff reading patients need patients.view_org (or patients.view); a patient reads its own record by ownership. */
@@ -27,14 +20,14 @@ const canRead = (request: FastifyRequest) => {
 };
 
 async function readGate(request: FastifyRequest): Promise<void> {
-  if (!canRead(request) && !isPatientCaller(request.ctx!))
+  if (!canRead(request) && !isPatientCaller(contextOf(request)))
     throw errors.forbidden('This needs the patients.view_org permission in the organization.');
 }
 async function listGate(request: FastifyRequest): Promise<void> {
   if (!canRead(request)) throw errors.forbidden('This needs the patients.view_org permission in the organization.');
 }
 async function writeGate(request: FastifyRequest): Promise<void> {
-  const ctx = request.ctx!;
+  const ctx = contextOf(request);
   if (!hasPermission(ctx, 'patients.update_org') && !isPatientCaller(ctx))
     throw errors.forbidden('This needs the patients.update_org permission in the organization.');
 }
@@ -58,7 +51,7 @@ export function patientRoutes(app: FastifyInstance): void {
         response: { 200: ListOf(Patient), ...errorResponses, 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listPatients(tx, orgOf(request.ctx!), request.query)),
+    async (request) => request.inTx((tx) => svc.listPatients(tx, orgOf(contextOf(request)), request.query)),
   );
 
   r.post(
@@ -98,7 +91,7 @@ export function patientRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => svc.getPatient(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
     },
   );

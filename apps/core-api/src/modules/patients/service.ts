@@ -4,7 +4,7 @@ import { audit, emit } from '../custom-fields/access.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { PATIENT_SORT } from './schemas.ts';
 

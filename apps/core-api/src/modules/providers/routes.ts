@@ -3,15 +3,15 @@ import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, U
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requireSuperadmin } from '../../platform/pipeline.ts';
+import { requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { listProviders } from './queries.ts';
 import { createProviderResolver, type ProviderResolver } from './resolver.ts';
 import { CAPABILITIES, CreateOverrideBody, Provider, Resolved, UpdateProviderBody, type Capability } from './schemas.ts';
 import { createOverride, getProvider, toPublic, updateProviderRow } from './service.ts';
+import { bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse };
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 const tags = ['operator'];
 const BASE = '/v1/admin/platform-service-providers';
 

@@ -4,7 +4,7 @@ import type { TSchema } from 'typebox';
 import Value from 'typebox/value';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { insertAudit } from '../../platform/audit.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { endpointProblem } from './endpoint.ts';
 import { findProvider, insertOverride, updateProvider, type ProviderRow } from './queries.ts';

@@ -1,27 +1,18 @@
 import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import { CreateRoleBody, Role, RoleListQuery, RoleParams, UpdateRoleBody } from './schemas.ts';
 import { createRole, deleteRole, listRoles, updateRole, type RoleDeps } from './service.ts';
+import { actorOf, bearer, errorSchemas, orgIdOf } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['roles'];
 const gate = requirePermission('organizations.manage_members');
 
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
-const orgOf = (request: FastifyRequest): string => request.ctx!.orgId!;
+const orgOf = orgIdOf;
 
 /** Roles of an organization (spec 2.7, 4.2): list, custom roles, permission editing. */
 export function roleRoutes(app: FastifyInstance, rt: Runtime): void {

@@ -3,7 +3,7 @@ import { errors, listEnvelope, parseFilters, parsePagination, parseSort, type Li
 import { insertAudit } from '../../platform/audit.ts';
 import { ADMIN_PERMISSION, lockAdminSet, otherAdminExists } from '../members/queries.ts';
 import { lastAdmin } from '../members/service.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import {
   countRoleMembers,
   deleteRole as deleteRoleRow,

@@ -2,21 +2,14 @@ import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { CreateSpecialistBody, PutSpecialistBody, Specialist, SpecialistListQuery, SpecialistParams } from './schemas.ts';
 import * as svc from './service.ts';
+import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['specialists'];
 
 /** specialists.view, or a patient of the organization (the clinic's directory, without contact details). */
@@ -28,7 +21,7 @@ async function readGate(request: FastifyRequest): Promise<void> {
 }
 /** specialists.update_org, or specialists.update_self (the service checks that the profile is the caller's own). */
 async function writeGate(request: FastifyRequest): Promise<void> {
-  const ctx = request.ctx!;
+  const ctx = contextOf(request);
   if (!hasPermission(ctx, 'specialists.update_org') && !hasPermission(ctx, 'specialists.update_self')) {
     throw errors.forbidden('This needs the specialists.update_org or specialists.update_self permission in the organization.');
   }
@@ -54,7 +47,7 @@ export function specialistRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return request.inTx((tx) => svc.listSpecialists(tx, orgOf(ctx), request.query, isPatientCaller(ctx)));
     },
   );
@@ -95,7 +88,7 @@ export function specialistRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const ctx = request.ctx!;
+      const ctx = contextOf(request);
       return { data: await request.inTx((tx) => svc.getSpecialist(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
     },
   );

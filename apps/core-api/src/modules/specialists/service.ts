@@ -3,7 +3,7 @@ import { errors, listEnvelope, parseDateRange, parsePagination, parseSort } from
 import { audit, emit } from '../custom-fields/access.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { SPECIALIST_SORT } from './schemas.ts';
 

@@ -1,10 +1,9 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/pipeline.ts';
+import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import type { Actor } from '../organizations/service.ts';
 import {
   Attempt,
   AttemptListQuery,
@@ -22,21 +21,12 @@ import {
 } from './schemas.ts';
 import { createWebhookSender } from './sender.ts';
 import * as svc from './service.ts';
+import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
-const errorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  404: ErrorResponse,
-  409: ErrorResponse,
-  429: ErrorResponse,
-};
-const bearer = [{ bearerAuth: [] }];
+const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['webhooks'];
 const manage = requirePermission('webhooks.manage');
 const ORG_NOTE = 'Needs webhooks.manage at the organization in scope (X-Organization-ID, spec 4.1).';
-
-const actorOf = (request: FastifyRequest): Actor => ({ ctx: request.ctx!, ip: request.ip });
 
 /** Webhook subscriptions (spec 4.9, 6.1): organization-scoped, behind webhooks.manage. */
 export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {

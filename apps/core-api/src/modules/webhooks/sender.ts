@@ -69,12 +69,7 @@ export function createWebhookSender(opts: SenderOptions): WebhookSender {
           statusCode: res.statusCode,
           latencyMs: elapsed(),
           error: ok ? null : `the endpoint answered ${res.statusCode}`,
-          responseBody: kept.length
-            ? kept
-                .subarray(0, max)
-                .toString('utf8')
-                .replace(/\u0000/g, '')
-            : null,
+          responseBody: kept.length ? kept.subarray(0, max).toString('utf8').replaceAll('\u0000', '') : null,
         };
       } catch (err) {
         const e = err as Error & { code?: string; cause?: Error };

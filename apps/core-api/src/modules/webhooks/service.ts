@@ -4,7 +4,7 @@ import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { insertAudit } from '../../platform/audit.ts';
 import { EVENT_CATALOG, SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
-import type { Actor } from '../organizations/service.ts';
+import type { Actor } from '../../platform/actor.ts';
 import { recordAttempts } from './delivery.ts';
 import * as q from './queries.ts';
 import { ATTEMPT_SORT, SUBSCRIPTION_SORT } from './schemas.ts';
@@ -115,15 +115,22 @@ export async function updateSubscription(
   const eventTypes = body.event_types !== undefined ? checkEventTypes(body.event_types) : undefined;
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   const set: Parameters<typeof q.updateSubscription>[3] = {};
-  if (body.url !== undefined && body.url !== current.url) (set.url = body.url), (changes.url = { from: current.url, to: body.url });
+  if (body.url !== undefined && body.url !== current.url) {
+    set.url = body.url;
+    changes.url = { from: current.url, to: body.url };
+  }
   if (body.description !== undefined && body.description !== current.description) {
     set.description = body.description;
     changes.description = { from: current.description, to: body.description };
   }
-  if (eventTypes && eventTypes.join() !== current.event_types.join())
-    (set.eventTypes = eventTypes), (changes.event_types = { from: current.event_types, to: eventTypes });
-  if (body.status !== undefined && body.status !== current.status)
-    (set.status = body.status), (changes.status = { from: current.status, to: body.status });
+  if (eventTypes && eventTypes.join() !== current.event_types.join()) {
+    set.eventTypes = eventTypes;
+    changes.event_types = { from: current.event_types, to: eventTypes };
+  }
+  if (body.status !== undefined && body.status !== current.status) {
+    set.status = body.status;
+    changes.status = { from: current.status, to: body.status };
+  }
   if (!Object.keys(changes).length) return current;
   const row = await q.updateSubscription(tx, orgId, id, set);
   await audit(tx, actor, orgId, 'webhook_subscription.updated', id, { changes });

@@ -31,6 +31,7 @@ export function hostOf(url: URL): string {
  * address when checked and to a private one when connected (DNS rebinding).
  */
 export function guardedLookup(allowPrivate: boolean) {
+  // biome-ignore lint/suspicious/noExplicitAny: dns.lookup's callback is overloaded (one address or all); callers pass either shape.
   return (hostname: string, options: { all?: boolean; family?: number }, callback: (...args: any[]) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err);

@@ -36,7 +36,7 @@ const unverified = () =>
  * is our misconfiguration, which the caller can do nothing about: 503, logged by the error handler.
  */
 async function getJson(url: string, bearer: string, bearerIsCaller: boolean): Promise<Record<string, unknown>> {
-  let res;
+  let res: Awaited<ReturnType<typeof request>>;
   try {
     res = await request(url, {
       headers: { authorization: `Bearer ${bearer}`, accept: 'application/json' },
