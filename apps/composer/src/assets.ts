@@ -34,7 +34,9 @@ const VIDEO = new RegExp(`^(${SLOT_RE})-video-([1-9][0-9]{0,3})\\.mp4$`);
 const AUDIO = new RegExp(`^audio/([a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)/(${SLOT_RE})-vo-([1-9][0-9]{0,3})\\.mp3$`);
 
 function add<K extends string>(into: Partial<Record<K, number[]>>, slot: K, n: number) {
-  (into[slot] ??= []).push(n);
+  const list = into[slot] ?? [];
+  list.push(n);
+  into[slot] = list;
 }
 
 /**
@@ -69,7 +71,11 @@ export async function loadInventory(store: AssetStore, slug: string): Promise<In
       continue;
     }
     const a = AUDIO.exec(rel);
-    if (a) add((inv.audio[a[1]!] ??= {}), a[2] as Slot, Number(a[3]));
+    if (a) {
+      const lang = inv.audio[a[1]!] ?? {};
+      inv.audio[a[1]!] = lang;
+      add(lang, a[2] as Slot, Number(a[3]));
+    }
   }
   for (const pool of [inv.video, ...Object.values(inv.audio)]) for (const list of Object.values(pool)) list.sort((x, y) => x - y);
   return inv;

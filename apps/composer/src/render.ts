@@ -76,8 +76,7 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
   const keyOf = (rel: string) => `${o.slug}/${rel}`;
   const names = new Set<string>();
   for (const s of recipe.segments) {
-    if ('blocks' in s) [...s.blocks, ...s.audio].forEach((n) => names.add(n));
-    else [s.video, s.audio].forEach((n) => names.add(n));
+    for (const n of 'blocks' in s ? [...s.blocks, ...s.audio] : [s.video, s.audio]) names.add(n);
   }
   const local = new Map<string, LocalPrimitive>();
   await Promise.all([...names].map(async (n) => local.set(n, await o.primitives.get(keyOf(n), o.assetVersion))));
@@ -100,7 +99,7 @@ export async function renderRecipe(recipe: Recipe, o: RenderOptions): Promise<Re
       continue;
     }
     const perMaster = recipe.counts_per_audio_master / recipe.reps_per_video_block;
-    s.blocks.forEach((b) => videos.push(prim(b)));
+    for (const b of s.blocks) videos.push(prim(b));
     s.audio.forEach((master, j) => {
       const span = s.blocks.slice(j * perMaster, (j + 1) * perMaster).reduce((sum, b) => sum + prim(b).probe.duration, 0);
       lay(master, span);

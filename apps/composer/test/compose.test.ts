@@ -21,8 +21,14 @@ function counting(inner: DeliveryProvider) {
   const calls = { upload: 0, status: 0 };
   const p: DeliveryProvider = {
     kind: inner.kind,
-    upload: (f, m) => (calls.upload++, inner.upload(f, m)),
-    status: (id) => (calls.status++, inner.status(id)),
+    upload: (f, m) => {
+      calls.upload++;
+      return inner.upload(f, m);
+    },
+    status: (id) => {
+      calls.status++;
+      return inner.status(id);
+    },
     close: () => inner.close(),
   };
   return { p, calls };

@@ -93,7 +93,10 @@ describe('telemetry: end against ingest', () => {
     });
     await didRun;
     let done = false;
-    const ending = end(w.b, s).then((r) => ((done = true), r));
+    const ending = end(w.b, s).then((r) => {
+      done = true;
+      return r;
+    });
     // Ending must be seen waiting on the lock; polled in the database, never judged by a clock.
     for (;;) {
       const { rows } = await w.t.db.query<{ n: number }>(

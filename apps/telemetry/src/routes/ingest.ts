@@ -99,7 +99,7 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       const limit = await poseLimiter.consume(claims.sessionId);
       reply.headers(rateLimitHeaders(limit));
       if (!limit.allowed) throw errors.rateLimited(limit.resetSeconds);
-      let batch;
+      let batch: ReturnType<typeof decodeBatch>;
       try {
         batch = decodeBatch(gunzipBatch(request.body));
       } catch (err) {
