@@ -1,4 +1,5 @@
 import type { Queryable } from '@clinic/db';
+import type { Actor } from './actor.ts';
 
 export interface AuditEntry {
   organizationId: string | null;
@@ -29,4 +30,33 @@ export async function insertAudit(db: Queryable, e: AuditEntry): Promise<void> {
       e.ip ?? null,
     ],
   );
+}
+
+/** What a change acted on: the entity and the organization whose trail records it (null: the platform's). */
+export interface AuditTarget {
+  type: string;
+  id?: string | null;
+  organizationId: string | null;
+}
+
+/**
+ * The audit entry of a change made by a caller (spec 6.2): who (the actor's principal and address),
+ * what (`action`), on what (`target`), with `data`. Call it in the transaction of the change.
+ */
+export function recordChange(
+  tx: Queryable,
+  actor: Actor,
+  action: string,
+  target: AuditTarget,
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  return insertAudit(tx, {
+    organizationId: target.organizationId,
+    actorUserId: actor.ctx.principalId,
+    action,
+    entityType: target.type,
+    entityId: target.id ?? null,
+    data,
+    ip: actor.ip,
+  });
 }

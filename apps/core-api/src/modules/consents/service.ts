@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
@@ -80,15 +80,13 @@ export async function publishVersion(
   await lockPurpose(tx, code);
   const version = (await highestVersion(tx, code, orgId)) + 1;
   const row = await insertVersion(tx, { purposeCode: code, orgId, version, bodies: texts, by: actor.ctx.principalId });
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'consent_purpose_version.published',
-    entityType: 'consent_purpose_version',
-    entityId: row.id,
-    data: { purpose_code: code, version, languages: Object.keys(texts).sort() },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'consent_purpose_version.published',
+    { type: 'consent_purpose_version', id: row.id, organizationId: orgId },
+    { purpose_code: code, version, languages: Object.keys(texts).sort() },
+  );
   return row;
 }
 
@@ -114,13 +112,12 @@ export interface ConsentGroup {
 }
 
 function auditChange(tx: Queryable, actor: Actor, row: LedgerRow, change: 'granted' | 'withdrawn') {
-  return insertAudit(tx, {
-    organizationId: row.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'consent_changed',
-    entityType: 'consent',
-    entityId: row.id,
-    data: {
+  return recordChange(
+    tx,
+    actor,
+    'consent_changed',
+    { type: 'consent', id: row.id, organizationId: row.organization_id },
+    {
       change,
       patient_profile_id: row.patient_profile_id,
       purpose_code: row.purpose_code,
@@ -128,8 +125,7 @@ function auditChange(tx: Queryable, actor: Actor, row: LedgerRow, change: 'grant
       source: row.source,
       ...(change === 'withdrawn' ? { withdrawal_reason: row.withdrawal_reason } : {}),
     },
-    ip: actor.ip,
-  });
+  );
 }
 
 /**
@@ -332,15 +328,13 @@ export async function onboardPatient(tx: Queryable, actor: Actor, orgId: string,
   const consents = await grant(tx, actor, actor.ctx.principalId, grants, {
     patientAt: (id) => id === orgId || actor.ctx.patientOrgIds.includes(id),
   });
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'patient.onboarded',
-    entityType: 'patient',
-    entityId: patient.patient_id,
-    data: { status: patient.status, purposes: consents.map((c) => c.purpose_code) },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'patient.onboarded',
+    { type: 'patient', id: patient.patient_id, organizationId: orgId },
+    { status: patient.status, purposes: consents.map((c) => c.purpose_code) },
+  );
   await emitEvent(tx, {
     organizationId: orgId,
     type: 'patient.onboarded',

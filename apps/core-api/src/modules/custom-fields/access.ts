@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import type { FastifyRequest } from 'fastify';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../../platform/identity/context.ts';
 import { requireStaff as requireStaffGate } from '../../platform/gates.ts';
@@ -38,15 +38,7 @@ export function audit(
   id: string,
   data: Record<string, unknown>,
 ) {
-  return insertAudit(tx, {
-    organizationId: actor.orgId,
-    actorUserId: actor.ctx.principalId,
-    action,
-    entityType,
-    entityId: id,
-    data,
-    ip: actor.ip,
-  });
+  return recordChange(tx, actor, action, { type: entityType, id: id, organizationId: actor.orgId }, data);
 }
 
 /** A domain event of the organization in scope, in the transaction of the change (events/emit.ts). */

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import type { TxtAnswer, TxtLookup } from './dns.ts';
@@ -83,15 +83,7 @@ export async function addDomain(
         : `The domain ${domain} is already claimed by another organization. If you control it, contact support.`,
     );
   }
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'domain.added',
-    entityType: 'organization_domain',
-    entityId: result.row.id,
-    data: { domain },
-    ip: actor.ip,
-  });
+  await recordChange(tx, actor, 'domain.added', { type: 'organization_domain', id: result.row.id, organizationId: orgId }, { domain });
   await emitEvent(tx, { organizationId: orgId, type: 'domain.added', data: { organization_id: orgId, domain_id: result.row.id, domain } });
   return toView(result.row, deps.prefix);
 }
@@ -99,15 +91,13 @@ export async function addDomain(
 export async function deleteDomain(tx: Queryable, actor: Actor, orgId: string, domainId: string): Promise<void> {
   const row = await deleteRow(tx, orgId, domainId);
   if (!row) throw errors.notFound('No domain with this id in this organization.');
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'domain.deleted',
-    entityType: 'organization_domain',
-    entityId: row.id,
-    data: { domain: row.domain, was_verified: row.verified_at !== null },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'domain.deleted',
+    { type: 'organization_domain', id: row.id, organizationId: orgId },
+    { domain: row.domain, was_verified: row.verified_at !== null },
+  );
   await emitEvent(tx, {
     organizationId: orgId,
     type: 'domain.deleted',
@@ -146,15 +136,13 @@ export async function verifyDomain(inTx: InTx, deps: DomainDeps, actor: Actor, o
   const verified = await inTx(async (tx) => {
     const updated = await markVerified(tx, orgId, domainId);
     if (!updated) return findDomain(tx, orgId, domainId); // deleted meanwhile (null), or verified by a concurrent call
-    await insertAudit(tx, {
-      organizationId: orgId,
-      actorUserId: actor.ctx.principalId,
-      action: 'domain.verified',
-      entityType: 'organization_domain',
-      entityId: updated.id,
-      data: { domain: updated.domain, record_name: view.verification.name },
-      ip: actor.ip,
-    });
+    await recordChange(
+      tx,
+      actor,
+      'domain.verified',
+      { type: 'organization_domain', id: updated.id, organizationId: orgId },
+      { domain: updated.domain, record_name: view.verification.name },
+    );
     await emitEvent(tx, {
       organizationId: orgId,
       type: 'domain.verified',

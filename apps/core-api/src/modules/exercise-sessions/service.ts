@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { findSession, insertSession, scorableExercise, sessionMetrics } from './queries.ts';
 import type { SessionSigner } from './token.ts';
@@ -15,15 +15,13 @@ export async function startSession(tx: Queryable, actor: Actor, signer: SessionS
   if (!ex.movement)
     throw errors.conflict('exercise_not_scorable', 'This exercise has no movement definition, so pose telemetry cannot score it.');
   const row = await insertSession(tx, orgId, actor.ctx.principalId, exerciseId, ex.movement);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'exercise_session.started',
-    entityType: 'exercise_session',
-    entityId: row.id,
-    data: { exercise_id: exerciseId },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'exercise_session.started',
+    { type: 'exercise_session', id: row.id, organizationId: orgId },
+    { exercise_id: exerciseId },
+  );
   const token = await signer.sign({ userId: actor.ctx.principalId, sessionId: row.id, orgId, exerciseId });
   return { ...view(row), session_token: token.token, session_token_expires_at: token.expiresAt };
 }

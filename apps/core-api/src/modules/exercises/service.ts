@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parsePagination, parseSort } from '@clinic/http-kit';
 import { movementProblems, type Movement } from '@clinic/telemetry/pose/movement.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { findExercise, insertExercise, listExercises as listRows, setStatus, type ExerciseRow } from './queries.ts';
 import { EXERCISE_SORT } from './schemas.ts';
@@ -24,15 +24,13 @@ export async function createExercise(
     if (body.kind !== 'reps_based') throw errors.validation({ movement: 'only reps_based exercises are scored by reps' });
   }
   const id = await insertExercise(tx, orgId, body, body.movement ?? null);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'exercise.created',
-    entityType: 'exercise',
-    entityId: id,
-    data: { slug: body.slug, kind: body.kind },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'exercise.created',
+    { type: 'exercise', id: id, organizationId: orgId },
+    { slug: body.slug, kind: body.kind },
+  );
   return (await findExercise(tx, id))!;
 }
 
@@ -67,14 +65,12 @@ export async function changeStatus(tx: Queryable, actor: Actor, id: string, stat
     throw errors.conflict('invalid_transition', `An exercise cannot go from ${row.status} to ${status}.`);
   if (!(await setStatus(tx, id, status)))
     throw errors.forbidden("This needs the exercises.manage_org permission in the exercise's organization.");
-  await insertAudit(tx, {
-    organizationId: row.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'exercise.status_changed',
-    entityType: 'exercise',
-    entityId: id,
-    data: { changes: { status: { from: row.status, to: status } } },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'exercise.status_changed',
+    { type: 'exercise', id: id, organizationId: row.organization_id },
+    { changes: { status: { from: row.status, to: status } } },
+  );
   return (await findExercise(tx, id))!;
 }

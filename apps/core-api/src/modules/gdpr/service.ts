@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { auditErasure } from '../me/account-service.ts';
 import { eraseUserRows } from '../me/account-queries.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
@@ -87,15 +87,13 @@ export async function restrictProcessing(tx: Queryable, actor: Actor, input: Res
     if (!current) throw errors.notFound('No active restriction of processing for this subject in this scope.');
     row = await liftRestriction(tx, current.id, actor.ctx.principalId);
   }
-  await insertAudit(tx, {
-    organizationId: s.orgId,
-    actorUserId: actor.ctx.principalId,
-    action: restrict ? 'gdpr.processing_restricted' : 'gdpr.restriction_lifted',
-    entityType: 'user',
-    entityId: s.userId,
-    data: { restriction_id: row.id, on_behalf: s.onBehalf, reason: input.reason ?? null },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    restrict ? 'gdpr.processing_restricted' : 'gdpr.restriction_lifted',
+    { type: 'user', id: s.userId, organizationId: s.orgId },
+    { restriction_id: row.id, on_behalf: s.onBehalf, reason: input.reason ?? null },
+  );
   return row;
 }
 
@@ -153,13 +151,12 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
     memberships_removed: r.memberships_removed.length,
   };
   const x = r as typeof r & RecordErasure;
-  await insertAudit(tx, {
-    organizationId: s.orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'gdpr.erased',
-    entityType: 'user',
-    entityId: s.userId,
-    data: {
+  await recordChange(
+    tx,
+    actor,
+    'gdpr.erased',
+    { type: 'user', id: s.userId, organizationId: s.orgId },
+    {
       on_behalf: s.onBehalf,
       ...outcome,
       patient_records_cleared: x.patient_records_cleared?.length ?? 0,
@@ -169,8 +166,7 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
       // Ids, so that the clinic can tell the person which records it keeps and why (art. 12(4)).
       signed_forms_retained: (x.signed_forms_retained ?? []).map((f) => f.id),
     },
-    ip: actor.ip,
-  });
+  );
   return { outcome, assetKeys: (x.form_files_removed ?? []).map((f) => f.asset_key) };
 }
 
@@ -213,15 +209,13 @@ export function exportView(j: JobRow): ExportView {
 export async function requestExport(tx: Queryable, actor: Actor, input: SubjectInput): Promise<ExportView> {
   const s = await subjectOf(tx, actor, input, 'gdpr.export_data');
   const job = await insertExportJob(tx, { orgId: s.orgId, by: actor.ctx.principalId, subjectUserId: s.userId });
-  await insertAudit(tx, {
-    organizationId: s.orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'gdpr.export_requested',
-    entityType: 'user',
-    entityId: s.userId,
-    data: { job_id: job.id, on_behalf: s.onBehalf },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'gdpr.export_requested',
+    { type: 'user', id: s.userId, organizationId: s.orgId },
+    { job_id: job.id, on_behalf: s.onBehalf },
+  );
   return exportView(job);
 }
 
@@ -246,14 +240,12 @@ export async function downloadExport(tx: Queryable, actor: Actor, id: string): P
   if (job.expires_at && job.expires_at.getTime() < Date.now())
     throw new AppError(410, 'export_expired', 'This export has expired; request a new one.');
   const body = (await exportFile(tx, id))!;
-  await insertAudit(tx, {
-    organizationId: job.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'gdpr.export_downloaded',
-    entityType: 'user',
-    entityId: job.payload.subject_user_id,
-    data: { job_id: id },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'gdpr.export_downloaded',
+    { type: 'user', id: job.payload.subject_user_id, organizationId: job.organization_id },
+    { job_id: id },
+  );
   return { fileName: job.result?.file_name ?? `gdpr-export-${id}.json`, body };
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
@@ -20,15 +20,7 @@ import { normalizeLocation, type LocationBody } from './validation.ts';
 const notFound = () => errors.notFound('No location with this id in this organization.');
 
 function audit(tx: Queryable, actor: Actor, orgId: string, action: string, id: string, data: Record<string, unknown>) {
-  return insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action,
-    entityType: 'location',
-    entityId: id,
-    data,
-    ip: actor.ip,
-  });
+  return recordChange(tx, actor, action, { type: 'location', id: id, organizationId: orgId }, data);
 }
 
 /** The client-set fields of a row, for audit entries. */

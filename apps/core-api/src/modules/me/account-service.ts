@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } from './account-queries.ts';
@@ -7,13 +7,12 @@ import { eraseUserRows, leaveClinicRows, type EraseResult, type WithdrawnRow } f
 /** One consent_changed entry per withdrawn ledger row (spec 6.2), in the row's own scope. */
 export async function auditWithdrawals(tx: Queryable, actor: Actor, rows: WithdrawnRow[], cascade: string): Promise<void> {
   for (const row of rows) {
-    await insertAudit(tx, {
-      organizationId: row.organization_id,
-      actorUserId: actor.ctx.principalId,
-      action: 'consent_changed',
-      entityType: 'consent',
-      entityId: row.id,
-      data: {
+    await recordChange(
+      tx,
+      actor,
+      'consent_changed',
+      { type: 'consent', id: row.id, organizationId: row.organization_id },
+      {
         change: 'withdrawn',
         cascade,
         patient_profile_id: row.patient_profile_id,
@@ -22,8 +21,7 @@ export async function auditWithdrawals(tx: Queryable, actor: Actor, rows: Withdr
         source: row.source,
         withdrawal_reason: row.withdrawal_reason,
       },
-      ip: actor.ip,
-    });
+    );
   }
 }
 
@@ -41,15 +39,13 @@ export interface LeaveClinicResult {
 export async function leaveClinic(tx: Queryable, actor: Actor, orgId: string): Promise<LeaveClinicResult> {
   const result = await leaveClinicRows(tx, orgId);
   await auditWithdrawals(tx, actor, result.withdrawn, 'left_clinic');
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'patient.left',
-    entityType: 'patient',
-    entityId: result.patient_id,
-    data: { user_id: actor.ctx.principalId, withdrawn_consents: result.withdrawn.length },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'patient.left',
+    { type: 'patient', id: result.patient_id, organizationId: orgId },
+    { user_id: actor.ctx.principalId, withdrawn_consents: result.withdrawn.length },
+  );
   await emitEvent(tx, { organizationId: orgId, type: 'patient.left', data: { organization_id: orgId, patient_id: result.patient_id } });
   return { organization_id: orgId, patient_id: result.patient_id, withdrawn_consent_ids: result.withdrawn.map((w) => w.id) };
 }
@@ -69,42 +65,36 @@ export async function auditErasure(
 ): Promise<void> {
   await auditWithdrawals(tx, actor, r.withdrawn, cascade);
   for (const p of r.patients_deleted) {
-    await insertAudit(tx, {
-      organizationId: p.organization_id,
-      actorUserId: actor.ctx.principalId,
-      action: 'patient.deleted',
-      entityType: 'patient',
-      entityId: p.id,
-      data: { user_id: userId, cascade },
-      ip: actor.ip,
-    });
+    await recordChange(
+      tx,
+      actor,
+      'patient.deleted',
+      { type: 'patient', id: p.id, organizationId: p.organization_id },
+      { user_id: userId, cascade },
+    );
   }
   for (const m of r.memberships_removed) {
-    await insertAudit(tx, {
-      organizationId: m.organization_id,
-      actorUserId: actor.ctx.principalId,
-      action: 'member.removed',
-      entityType: 'member',
-      entityId: userId,
-      data: { role_id: m.role_id, cascade },
-      ip: actor.ip,
-    });
+    await recordChange(
+      tx,
+      actor,
+      'member.removed',
+      { type: 'member', id: userId, organizationId: m.organization_id },
+      { role_id: m.role_id, cascade },
+    );
   }
   if (r.anonymised) {
-    await insertAudit(tx, {
-      organizationId: null,
-      actorUserId: actor.ctx.principalId,
+    await recordChange(
+      tx,
+      actor,
       action,
-      entityType: 'user',
-      entityId: userId,
-      data: {
+      { type: 'user', id: userId, organizationId: null },
+      {
         cascade,
         withdrawn_consents: r.withdrawn.length,
         patient_records_deleted: r.patients_deleted.length,
         memberships_removed: r.memberships_removed.length,
       },
-      ip: actor.ip,
-    });
+    );
   }
 }
 

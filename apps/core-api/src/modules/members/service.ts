@@ -9,7 +9,7 @@ import {
   parseSort,
   type ListEnvelope,
 } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
   deleteMembership,
@@ -95,15 +95,13 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
 
   if (await insertMembership(tx, orgId, userId, role.id)) {
     const member = (await findMember(tx, orgId, userId))!;
-    await insertAudit(tx, {
-      organizationId: orgId,
-      actorUserId: actor.ctx.principalId,
-      action: 'member.added',
-      entityType: 'member',
-      entityId: userId,
-      data: { email: member.email, role_id: role.id, role_code: role.code, user_created: userCreated },
-      ip: actor.ip,
-    });
+    await recordChange(
+      tx,
+      actor,
+      'member.added',
+      { type: 'member', id: userId, organizationId: orgId },
+      { email: member.email, role_id: role.id, role_code: role.code, user_created: userCreated },
+    );
     return { member, outcome: 'added' };
   }
 
@@ -117,15 +115,13 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
     throw lastAdmin(`Changing the role of ${current.email} to "${role.code}"`);
   }
   await updateMembershipRole(tx, orgId, userId, role.id);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'member.role_changed',
-    entityType: 'member',
-    entityId: userId,
-    data: { email: current.email, role_id: { from: current.role_id, to: role.id }, role_code: { from: current.role_code, to: role.code } },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'member.role_changed',
+    { type: 'member', id: userId, organizationId: orgId },
+    { email: current.email, role_id: { from: current.role_id, to: role.id }, role_code: { from: current.role_code, to: role.code } },
+  );
   return { member: (await findMember(tx, orgId, userId))!, outcome: 'role_changed' };
 }
 
@@ -138,13 +134,11 @@ export async function removeMember(tx: Queryable, actor: Actor, orgId: string, u
     throw lastAdmin(`Removing ${current.email}`);
   }
   await deleteMembership(tx, orgId, userId);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'member.removed',
-    entityType: 'member',
-    entityId: userId,
-    data: { email: current.email, role_id: current.role_id, role_code: current.role_code },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'member.removed',
+    { type: 'member', id: userId, organizationId: orgId },
+    { email: current.email, role_id: current.role_id, role_code: current.role_code },
+  );
 }

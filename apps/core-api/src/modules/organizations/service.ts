@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../../platform/identity/context.ts';
 import type { Actor } from '../../platform/actor.ts';
@@ -23,15 +23,13 @@ import {
 export async function createOrganization(tx: Queryable, actor: Actor, input: NewOrganization): Promise<OrganizationRow> {
   const org = await insertOrganization(tx, input);
   await cloneRoleTemplates(tx, org.id);
-  await insertAudit(tx, {
-    organizationId: org.id,
-    actorUserId: actor.ctx.principalId,
-    action: 'organization.created',
-    entityType: 'organization',
-    entityId: org.id,
-    data: { slug: org.slug, name: org.name, language_code: org.language_code },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'organization.created',
+    { type: 'organization', id: org.id, organizationId: org.id },
+    { slug: org.slug, name: org.name, language_code: org.language_code },
+  );
   return org;
 }
 
@@ -99,15 +97,7 @@ export async function updateOrganization(
   if (!Object.keys(change).length) return current;
   const org = await updateOrganizationRow(tx, id, change);
   if (!org) throw errors.organizationNotFound();
-  await insertAudit(tx, {
-    organizationId: id,
-    actorUserId: actor.ctx.principalId,
-    action: 'organization.updated',
-    entityType: 'organization',
-    entityId: id,
-    data: { changes },
-    ip: actor.ip,
-  });
+  await recordChange(tx, actor, 'organization.updated', { type: 'organization', id: id, organizationId: id }, { changes });
   await emitEvent(tx, { organizationId: id, type: 'organization.updated', data: { organization_id: id, changed: Object.keys(changes) } });
   return org;
 }

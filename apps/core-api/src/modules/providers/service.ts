@@ -3,7 +3,7 @@ import { errors } from '@clinic/http-kit';
 import type { TSchema } from 'typebox';
 import Value from 'typebox/value';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { endpointProblem } from './endpoint.ts';
@@ -98,15 +98,13 @@ export async function updateProviderRow(
     config,
     status,
   });
-  await insertAudit(tx, {
-    organizationId: row.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'platform_service_provider.updated',
-    entityType: 'platform_service_provider',
-    entityId: id,
-    data: { capability: row.capability, provider: row.provider, changes },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'platform_service_provider.updated',
+    { type: 'platform_service_provider', id: id, organizationId: row.organization_id },
+    { capability: row.capability, provider: row.provider, changes },
+  );
   return next;
 }
 
@@ -130,19 +128,17 @@ export async function createOverride(tx: Queryable, actor: Actor, deps: Provider
     status: 'active',
   });
   if (!row) throw errors.conflict('provider_exists', `This organization already has a ${body.capability} provider row; PATCH it instead.`);
-  await insertAudit(tx, {
-    organizationId: body.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'platform_service_provider.created',
-    entityType: 'platform_service_provider',
-    entityId: row.id,
-    data: {
+  await recordChange(
+    tx,
+    actor,
+    'platform_service_provider.created',
+    { type: 'platform_service_provider', id: row.id, organizationId: body.organization_id },
+    {
       capability: row.capability,
       provider: row.provider,
       config: row.config,
       credentials: maskCredentials(body.credentials as Credentials),
     },
-    ip: actor.ip,
-  });
+  );
   return row;
 }

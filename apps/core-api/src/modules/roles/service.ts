@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { ADMIN_PERMISSION, lockAdminSet, otherAdminExists } from '../members/queries.ts';
 import { lastAdmin } from '../members/service.ts';
 import type { Actor } from '../../platform/actor.ts';
@@ -62,15 +62,13 @@ export async function createRole(tx: Queryable, deps: RoleDeps, actor: Actor, or
   const permissions = checkPermissions(deps, input.permissions);
   const id = await insertRole(tx, orgId, { code: input.code, name: input.name });
   await replacePermissions(tx, orgId, id, permissions);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'role.created',
-    entityType: 'role',
-    entityId: id,
-    data: { code: input.code, name: input.name, permissions },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'role.created',
+    { type: 'role', id: id, organizationId: orgId },
+    { code: input.code, name: input.name, permissions },
+  );
   return mustFind(tx, orgId, id);
 }
 
@@ -125,15 +123,7 @@ export async function updateRole(
 
   if (changes.code || changes.name) await updateRoleFields(tx, orgId, roleId, { code: input.code, name: input.name });
   if (changes.permissions) await replacePermissions(tx, orgId, roleId, permissions!);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'role.updated',
-    entityType: 'role',
-    entityId: roleId,
-    data: { code: before.code, changes },
-    ip: actor.ip,
-  });
+  await recordChange(tx, actor, 'role.updated', { type: 'role', id: roleId, organizationId: orgId }, { code: before.code, changes });
   return mustFind(tx, orgId, roleId);
 }
 
@@ -148,13 +138,11 @@ export async function deleteRole(tx: Queryable, actor: Actor, orgId: string, rol
   const members = await countRoleMembers(tx, orgId, roleId);
   if (members > 0) throw roleInUse(members);
   await deleteRoleRow(tx, orgId, roleId);
-  await insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action: 'role.deleted',
-    entityType: 'role',
-    entityId: roleId,
-    data: { code: role.code, name: role.name, permissions: role.permissions },
-    ip: actor.ip,
-  });
+  await recordChange(
+    tx,
+    actor,
+    'role.deleted',
+    { type: 'role', id: roleId, organizationId: orgId },
+    { code: role.code, name: role.name, permissions: role.permissions },
+  );
 }

@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { EVENT_CATALOG, SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { recordAttempts } from './delivery.ts';
@@ -35,15 +35,7 @@ export function orgOf(actor: Actor): string {
 }
 
 function audit(tx: Queryable, actor: Actor, orgId: string, action: string, id: string, data: Record<string, unknown>) {
-  return insertAudit(tx, {
-    organizationId: orgId,
-    actorUserId: actor.ctx.principalId,
-    action,
-    entityType: 'webhook_subscription',
-    entityId: id,
-    data,
-    ip: actor.ip,
-  });
+  return recordChange(tx, actor, action, { type: 'webhook_subscription', id: id, organizationId: orgId }, data);
 }
 
 async function checkUrl(url: string, config: Config['webhooks']): Promise<void> {
