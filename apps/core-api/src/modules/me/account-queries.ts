@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
-import { lastAdmin } from '../members/service.ts';
+import { lastAdmin } from '../members/queries.ts';
 
 /** A ledger row withdrawn by a cascade, as the SQL functions of migration 0009 report it. */
 export interface WithdrawnRow {

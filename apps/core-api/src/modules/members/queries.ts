@@ -1,7 +1,9 @@
+import { type AppError, errors } from '@clinic/http-kit';
 import type { Queryable } from '@clinic/db';
 import { containsPattern, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 /** The permission that makes a member an "admin" for the last-admin rule: a code, never a role name. */
+/** The permission that makes a member an administrator for the last-admin rule (app.admin_permission() in SQL). */
 export const ADMIN_PERMISSION = 'organizations.manage_members';
 
 export interface MemberRow {
@@ -117,28 +119,21 @@ export async function membershipState(tx: Queryable, orgId: string, userId: stri
 }
 
 /**
- * Serialises every change that can take away the organization's last admin (member removal,
- * demotion, role permission edits) within one organization: two admins demoting each other at the
- * same moment must not both see the other as "the remaining admin". A transaction-scoped advisory
- * lock, because row locks (FOR UPDATE on the organization) need UPDATE rights that a custom role
- * with manage_members may lack. Released at commit or rollback.
+ * The last-admin rule lives in SQL (migration 0055), shared with account erasure (app.erase_user):
+ * this takes its lock, serialising every change that can take away the organization's last admin
+ * (member removal, demotion, role permission edits). Released at commit or rollback.
  */
 export async function lockAdminSet(tx: Queryable, orgId: string): Promise<void> {
-  await tx.query(`select pg_advisory_xact_lock(7275003, hashtext($1::text))`, [orgId]);
+  await tx.query('select app.lock_admin_set($1)', [orgId]);
 }
 
-/** Does any member, other than the excluded user or the holders of the excluded role, hold ADMIN_PERMISSION? */
+/** Does any member, other than the excluded user or the holders of the excluded role, hold the admin permission? */
 export async function otherAdminExists(tx: Queryable, orgId: string, exclude: { userId?: string; roleId?: string }): Promise<boolean> {
-  const { rows } = await tx.query<{ found: boolean }>(
-    `select exists (
-       select 1 from memberships m
-       join role_permissions rp on rp.role_id = m.role_id and rp.permission_code = $2
-       where m.organization_id = $1
-         and ($3::uuid is null or m.user_id <> $3::uuid)
-         and ($4::uuid is null or m.role_id <> $4::uuid)
-     ) as found`,
-    [orgId, ADMIN_PERMISSION, exclude.userId ?? null, exclude.roleId ?? null],
-  );
+  const { rows } = await tx.query<{ found: boolean }>('select app.other_admin_exists($1, $2, $3) as found', [
+    orgId,
+    exclude.userId ?? null,
+    exclude.roleId ?? null,
+  ]);
   return rows[0]!.found;
 }
 
@@ -177,4 +172,13 @@ export async function updateMembershipRole(tx: Queryable, orgId: string, userId:
 
 export async function deleteMembership(tx: Queryable, orgId: string, userId: string): Promise<void> {
   await tx.query(`delete from memberships where organization_id = $1 and user_id = $2`, [orgId, userId]);
+}
+
+/** 409 last_admin, with what to do about it. */
+export function lastAdmin(what: string): AppError {
+  return errors.conflict(
+    'last_admin',
+    `${what} would leave the organization without anyone who can manage members (organizations.manage_members). ` +
+      'Give another member a role with that permission first, then retry.',
+  );
 }

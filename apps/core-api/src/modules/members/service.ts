@@ -1,14 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import {
-  type AppError,
-  errors,
-  listEnvelope,
-  parseDateRange,
-  parseFilters,
-  parsePagination,
-  parseSort,
-  type ListEnvelope,
-} from '@clinic/http-kit';
+import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
@@ -17,6 +8,7 @@ import {
   findRoleByCode,
   insertInvitedUser,
   insertMembership,
+  lastAdmin,
   listMembers as listMemberRows,
   lockAdminSet,
   membershipState,
@@ -45,15 +37,6 @@ export async function listMembers(tx: Queryable, orgId: string, query: Record<st
     page,
   );
   return listEnvelope(rows, page, total);
-}
-
-/** 409 last_admin, with what to do about it. */
-export function lastAdmin(what: string): AppError {
-  return errors.conflict(
-    'last_admin',
-    `${what} would leave the organization without anyone who can manage members (organizations.manage_members). ` +
-      'Give another member a role with that permission first, then retry.',
-  );
 }
 
 export interface AddMemberInput {

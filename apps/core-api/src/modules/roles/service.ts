@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import { ADMIN_PERMISSION, lockAdminSet, otherAdminExists } from '../members/queries.ts';
-import { lastAdmin } from '../members/service.ts';
+import { lastAdmin } from '../members/queries.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
   countRoleMembers,
