@@ -1,6 +1,6 @@
 import { buildApp } from './app.ts';
 import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
-import { composerCompanion } from '../../composer/src/companion.ts';
+import { composerCompanion } from '@clinic/composer';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from '@clinic/db';
 import { startControlServer } from './platform/control-server.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { parseComposerConfig } from '../../composer/src/config.ts';
-import { parseTelemetryConfig } from '../../telemetry/src/config.ts';
+import { parseComposerConfig } from '@clinic/composer';
+import { parseTelemetryConfig } from '@clinic/telemetry';
 import { ConfigError, parseConfig } from '../src/config.ts';
 import { startFakeS3 } from './fakes/s3.ts';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';

@@ -9,3 +9,4 @@ export {
 } from './tokens.ts';
 export { MovementDefinition, movementProblems, type Movement } from './pose/movement.ts';
 export { ALGORITHM_VERSION, type SessionScore, type Rep } from './pose/scoring.ts';
+export { parseTelemetryConfig, type TelemetryConfig } from './config.ts';

@@ -1,10 +1,9 @@
 import type { Runtime } from '../platform/runtime.ts';
 import type { WorkerRegistry } from './types.ts';
 import { registerExerciseSessionJobs } from '../modules/exercise-sessions/jobs.ts';
-import { registerComposerJobs } from '../../../composer/src/jobs.ts';
+import { composerConfigFromEnv, registerComposerJobs } from '@clinic/composer';
 import { registerFormJobs } from '../modules/forms/jobs.ts';
 import { registerProviderJobs } from '../modules/providers/health.ts';
-import { composerConfigFromEnv } from '../../../composer/src/config.ts';
 import { registerGdprJobs } from '../modules/gdpr/jobs.ts';
 import { registerWebhookJobs } from '../modules/webhooks/jobs.ts';
 

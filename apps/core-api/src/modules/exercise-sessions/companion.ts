@@ -1,5 +1,5 @@
 import { buildTelemetryApp } from '@clinic/telemetry';
-import { createSessionTokenVerifier } from '@clinic/telemetry/tokens.ts';
+import { createSessionTokenVerifier } from '@clinic/telemetry';
 import type { Runtime } from '../../platform/runtime.ts';
 import { sessionSigner } from './token.ts';
 

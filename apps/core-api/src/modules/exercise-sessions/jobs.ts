@@ -1,6 +1,6 @@
 import type { Database } from '@clinic/db';
 import type { AssetStore } from '@clinic/assets';
-import { finalizeSession } from '@clinic/telemetry/finalize.ts';
+import { finalizeSession } from '@clinic/telemetry';
 import type { Logger } from 'pino';
 import type { DomainEvent, WorkerRegistry } from '../../worker/types.ts';
 

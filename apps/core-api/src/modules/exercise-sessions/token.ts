@@ -10,7 +10,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { createHash } from 'node:crypto';
-import { SESSION_TOKEN_ALG, SESSION_TOKEN_AUDIENCE, SESSION_TOKEN_ISSUER } from '@clinic/telemetry/tokens.ts';
+import { SESSION_TOKEN_ALG, SESSION_TOKEN_AUDIENCE, SESSION_TOKEN_ISSUER } from '@clinic/telemetry';
 import type { Config } from '../../config.ts';
 
 /*

@@ -1,6 +1,6 @@
 import { isUniqueViolation, type Queryable } from '@clinic/db';
 import { errors, SqlWhere, type Pagination, type Sort } from '@clinic/http-kit';
-import type { Movement } from '@clinic/telemetry/pose/movement.ts';
+import type { Movement } from '@clinic/telemetry';
 
 export interface ExerciseRow {
   id: string;

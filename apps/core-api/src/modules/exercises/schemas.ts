@@ -1,5 +1,5 @@
 import { Timestamp, Uuid } from '@clinic/http-kit';
-import { MovementDefinition } from '@clinic/telemetry/pose/movement.ts';
+import { MovementDefinition } from '@clinic/telemetry';
 import { Type } from 'typebox';
 
 export const EXERCISE_STATUSES = ['draft', 'published', 'archived'] as const;

@@ -1,6 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parsePagination, parseSort } from '@clinic/http-kit';
-import { movementProblems, type Movement } from '@clinic/telemetry/pose/movement.ts';
+import { movementProblems, type Movement } from '@clinic/telemetry';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { findExercise, insertExercise, listExercises as listRows, setStatus, type ExerciseRow } from './queries.ts';
