@@ -1,5 +1,5 @@
 /**
- * Composer cost (issue 9): a 4-set, 20-rep composition through POST /v1/compose (signed request,
+ * Composer cost: a 4-set, 20-rep composition through POST /v1/compose (signed request,
  * cache miss: claim, render with stream copy, ffprobe check, upload to the local HLS provider, row
  * update) beside the floor `ffmpeg -f concat -c copy` of the same primitive files, measured
  * alternately in the same run; then the latency of a cache hit, and (separately) the time until

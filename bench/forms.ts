@@ -1,4 +1,4 @@
-// Issue 6 reads on PostgreSQL (and Redis, as in production), each beside a floor measured in the same
+// Form and custom-field reads on PostgreSQL (and Redis, as in production), each beside a floor measured in the same
 // run: a bare Fastify route that sends the very statements the API sent for that request (captured
 // from it, same texts and parameters, one after another) through a pg Pool of the same size, as the
 // owner (no row-level security, no authentication, no request transaction).

@@ -1,4 +1,4 @@
-// The re-consent gate's cost (spec 4.6 rule 3, issue 4: "the gate must not add a database round trip
+// The re-consent gate's cost (spec 4.6 rule 3: "the gate must not add a database round trip
 // on a warm instance"). Two API instances in one process, on the same PostgreSQL database and the
 // same data: one with the gate on (default), one built with CONSENT_GATE=off (the gate's part of the
 // context statement and its check skipped). The caller is a patient of the organization who accepted

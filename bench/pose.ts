@@ -1,5 +1,5 @@
 /*
- * Pose telemetry benchmark (issue 8). `npx tsx bench/pose.ts` (PGlite) or with TEST_MODE=services
+ * Pose telemetry benchmark. `npx tsx bench/pose.ts` (PGlite) or with TEST_MODE=services
  * (PostgreSQL 127.0.0.1:5432 + Redis). Prints:
  *  1. pose batches ingested per second end to end (HTTP, session token, gunzip, strict decode, the
  *     ownership/restriction/consent checks and the durable insert of app.telemetry_ingest_pose) beside a

@@ -38,14 +38,14 @@ const Env = Type.Object({
   IDEMPOTENCY_TTL_SECONDS: Type.Integer({ default: 86_400, minimum: 60 }),
   // Secrets at rest (platform/secrets.ts): `id:base64key,...`, first seals; required in production.
   MASTER_KEYS: Type.Optional(Type.String()),
-  // Operator surface (issue 7): provider cache and health check, break-glass rate limit.
+  // Operator surface: provider cache and health check, break-glass rate limit.
   PROVIDER_CACHE_TTL_SECONDS: Type.Number({ default: 300, minimum: 0 }),
   PROVIDER_HEALTH_INTERVAL: Type.Optional(Type.String()),
   PROVIDER_PING_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, maximum: 60_000 }),
   PROVIDER_ALLOW_PRIVATE_ENDPOINTS: Type.Optional(Type.Boolean()),
   BREAK_GLASS_RATE_LIMIT: Type.Integer({ default: 10, minimum: 1 }),
   BREAK_GLASS_RATE_WINDOW: Type.String({ default: '1h' }),
-  // Durable jobs and webhooks (issue 5; docs/operations.md).
+  // Durable jobs and webhooks (docs/operations.md).
   WORKER_DISPATCH_INTERVAL_MS: Type.Integer({ default: 200, minimum: 10 }),
   WORKER_MAINTENANCE_INTERVAL_SECONDS: Type.Integer({ default: 30, minimum: 1 }),
   WORKER_DELIVERY_BATCH: Type.Integer({ default: 50, minimum: 1, maximum: 500 }),
@@ -58,16 +58,16 @@ const Env = Type.Object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   WEBHOOK_CA_FILE: Type.Optional(Type.String()),
   WEBHOOK_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1 }),
-  // Telemetry (issue 8; docs/telemetry.md): its port, the Ed25519 private JWK that signs exercise-session
+  // Telemetry (docs/telemetry.md): its port, the Ed25519 private JWK that signs exercise-session
   // tokens (required in production; generated per process otherwise), token and replay-URL lifetimes.
   TELEMETRY_PORT: Type.Integer({ default: 3001, minimum: 0, maximum: 65535 }),
   TELEMETRY_SIGNING_KEY: Type.Optional(Type.String()),
   TELEMETRY_SESSION_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
   TELEMETRY_REPLAY_URL_TTL_SECONDS: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
-  // Forms (issue 6): the local asset folder (default `<DATA_DIR>/assets`; a temporary folder under
+  // Forms: the local asset folder (default `<DATA_DIR>/assets`; a temporary folder under
   // NODE_ENV=test) and the limits of files attached to forms.
   ASSETS_DIR: Type.Optional(Type.String()),
-  // Asset store (issue 7): ASSET_STORE=s3 and ASSET_S3_* (packages/assets/src/from-settings.ts), the same in every service.
+  // Asset store: ASSET_STORE=s3 and ASSET_S3_* (packages/assets/src/from-settings.ts), the same in every service.
   ...AssetStoreEnv,
   FORM_FILE_MAX_BYTES: Type.Integer({ default: 10_485_760, minimum: 1 }),
   FORM_FILE_TYPES: Type.String({ default: 'application/pdf,image/png,image/jpeg,image/webp,text/plain' }),

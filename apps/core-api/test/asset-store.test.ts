@@ -6,7 +6,7 @@ import { ConfigError, parseConfig } from '../src/config.ts';
 import { startFakeS3 } from './fakes/s3.ts';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
-// The asset store choice (issue 7): ASSET_STORE=s3 puts the core API's files (here: form files) in
+// The asset store choice: ASSET_STORE=s3 puts the core API's files (here: form files) in
 // the bucket through the real AWS SDK client, at the configured endpoint; the composer and telemetry
 // read the same settings. The store is built once, in platform/runtime.ts.
 

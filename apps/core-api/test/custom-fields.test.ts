@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
-// Custom fields with versions (spec 2.10, 3.1 every transition, 4.8 every endpoint; issue 6).
+// Custom fields with versions (spec 2.10, 3.1 every transition, 4.8 every endpoint).
 
 describe('custom fields', () => {
   let t: TestApp;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 // Form files larger than the JSON body limit (BODY_LIMIT_BYTES, 1 MiB) are accepted up to
-// FORM_FILE_MAX_BYTES (issue 6), and an Idempotency-Key on POST /v1/forms is honoured inside the
+// FORM_FILE_MAX_BYTES, and an Idempotency-Key on POST /v1/forms is honoured inside the
 // module's multipart scope.
 
 describe('form files above the JSON body limit', () => {

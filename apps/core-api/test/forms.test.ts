@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 import { ORPHAN_GRACE_MS, sweepOrphanFormFiles } from '../src/modules/forms/jobs.ts';
 
-// Form templates (spec 9.6) and forms (spec 2.10, 3.5, 5.8, 7; issue 6): snapshots, fill, sign, files.
+// Form templates (spec 9.6) and forms (spec 2.10, 3.5, 5.8, 7): snapshots, fill, sign, files.
 
 const PNG = Buffer.from(
   '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f1d2b80000000049454e44ae426082',

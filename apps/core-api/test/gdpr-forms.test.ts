@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ORPHAN_GRACE_MS, sweepOrphanFormFiles } from '../src/modules/forms/jobs.ts';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
-// GDPR erasure and export of the personal data of issue 6 (migration 0027, docs/decisions.md "GDPR
+// GDPR erasure and export of patient records, custom values and forms (migration 0027, docs/decisions.md "GDPR
 // erasure of records and forms"): patient records, custom field values, specialist profiles, forms,
 // their values and files. Signed forms are retained clinical records; everything else is emptied.
 
@@ -31,7 +31,7 @@ interface Seeded {
   signedFileKey: string | null;
 }
 
-describe('gdpr: records, custom values, forms and files (issue 6 data)', () => {
+describe('gdpr: records, custom values, forms and files', () => {
   let t: TestApp;
   let su: string;
   let orgA: string;

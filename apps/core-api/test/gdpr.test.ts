@@ -5,7 +5,7 @@ import { requireConsent } from '../src/platform/gates.ts';
 import { NIL_UUID } from '@clinic/db';
 import { startTestApp, uniqueEmail, type TestApp, assertError, dataOf, MISSING_UUID } from './helpers.ts';
 
-// GDPR operations (spec 4.5 Audit and GDPR, issue 4 item 8): restrict, erase, export (a job with progress).
+// GDPR operations (spec 4.5 Audit and GDPR): restrict, erase, export (a job with progress).
 
 describe('gdpr', () => {
   let t: TestApp;

@@ -32,15 +32,15 @@ export function dataOf(res: Res, status = 200) {
 export const TEMPLATE_GRANTS: Record<string, string[]> = {
   admin: [
     'audit_log.view_org',
-    // Issue 4 (migration 0008): the consent routes of spec 4.6.
+    // Migration 0008: the consent routes of spec 4.6.
     'consents.manage',
     'consents.view_org',
-    // Issue 6 (migrations 0020, 0024): custom fields, form templates, forms, patients, specialists.
+    // Migrations 0020, 0024: custom fields, form templates, forms, patients, specialists.
     'custom_fields.manage',
     'data.view_deleted',
-    // Issue 8 (migration 0050): the organization's exercise library; reading patients' exercise sessions.
+    // Migration 0050: the organization's exercise library; reading patients' exercise sessions.
     'exercises.manage_org',
-    // Issue 7 (migration 0030): the CSV export of the audit log.
+    // Migration 0030: the CSV export of the audit log.
     'export.csv',
     'form_templates.manage',
     'form_templates.view',
@@ -49,7 +49,7 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'forms.fill_org',
     'forms.sign',
     'forms.view_org',
-    // Issue 4 (migration 0009): clinics answer their patients' data-subject requests.
+    // Migration 0009: clinics answer their patients' data-subject requests.
     'gdpr.erase_data',
     'gdpr.export_data',
     'gdpr.restrict_processing',
@@ -68,10 +68,10 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'specialists.update_self',
     'specialists.view',
     'telemetry.view_org',
-    // Issue 5 (migration 0013): webhook subscriptions (spec 4.9: admin rights).
+    // Migration 0013: webhook subscriptions (spec 4.9: admin rights).
     'webhooks.manage',
   ],
-  // Issue 6 (migration 0024): the front desk registers patients; a clinician works with forms.
+  // Migration 0024: the front desk registers patients; a clinician works with forms.
   customer_support: [
     'form_templates.view',
     'organizations.view_directory',
@@ -91,7 +91,7 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'patients.view_org',
     'specialists.update_self',
     'specialists.view',
-    // Issue 8 (migration 0050): clinicians review their patients' exercise sessions.
+    // Migration 0050: clinicians review their patients' exercise sessions.
     'telemetry.view_org',
   ],
 };

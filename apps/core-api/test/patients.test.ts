@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
-// Patients and specialists as far as forms need them (spec 4.5, 5.8; issue 6).
+// Patients and specialists as far as forms need them (spec 4.5, 5.8).
 
 describe('patients and specialists', () => {
   let t: TestApp;

@@ -52,7 +52,7 @@ import { CALLERS, type Fixture, type Fragment, type RequestSpec, type Row } from
  *   not_found for everyone else (spec 4.6 rule 2: no active row matches the id for the caller).
  *   The purposes used (marketing_email, marketing_sms) rest on consent and are not required, so publishing
  *   them never turns on the 412 re-consent gate for the other cells.
- * - GDPR (spec 4.5; docs/decisions.md, Consent (issue 4)). Migration 0009 grants gdpr.export_data, gdpr.erase_data
+ * - GDPR (spec 4.5; docs/decisions.md, Consent). Migration 0009 grants gdpr.export_data, gdpr.erase_data
  *   and gdpr.restrict_processing to the admin template. Naming a clinic's patient (patient_id) needs the code at the
  *   organization in scope: restrictProcessing 200, eraseData 200 (a fresh patient each time), exportData 202 for admin
  *   and superadmin, 403 for the rest (the patient included: its own requests name no patient_id). getExport and

@@ -6,7 +6,7 @@ import type { WorkerRegistry } from '../src/worker/types.ts';
 import { startWorker } from '../src/worker/worker.ts';
 import { startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
-/** Scheduled jobs of the worker (issue 5): the mechanism itself, GDPR export recovery and expiry, delivery retention. */
+/** Scheduled jobs of the worker: the mechanism itself, GDPR export recovery and expiry, delivery retention. */
 describe('scheduled jobs', () => {
   let t: TestApp;
   let orgId: string;

@@ -5,7 +5,7 @@ import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 
 /*
- * Deliveries end to end (spec 6.1, issue 5): domain events written by real requests, the worker
+ * Deliveries end to end (spec 6.1): domain events written by real requests, the worker
  * (pg-boss on this test's database), and a real HTTPS receiver that verifies both signature headers
  * with public libraries. Short retry delays and windows come from settings, never from sleeping.
  */

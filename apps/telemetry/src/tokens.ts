@@ -2,7 +2,7 @@ import { createJwtVerifier, errors, type TokenVerifier } from '@clinic/http-kit'
 import type { JWTVerifyGetKey } from 'jose';
 
 /*
- * Exercise-session tokens (docs/telemetry.md, docs/decisions.md issue 8): EdDSA (Ed25519) JWTs signed by
+ * Exercise-session tokens (docs/telemetry.md, docs/decisions.md "Telemetry"): EdDSA (Ed25519) JWTs signed by
  * the core API when a patient starts a session, verified here against the core's JWKS
  * (GET /v1/public/telemetry/jwks.json). Claims: iss, aud, sub (the patient's user id), sid (session),
  * org, exercise, iat, exp.

@@ -159,7 +159,7 @@ create policy users_read_directory on users for select to app_rls using (
 );
 create policy users_update_self on users for update to app_rls
   using (id = (select app.current_principal_id())) with check (id = (select app.current_principal_id()));
--- Members added by email before their first sign-in (issue 3): a human row without a subject.
+-- Members added by email before their first sign-in: a human row without a subject.
 create policy users_insert_invited on users for insert to app_rls
   with check ((select app.has_permission('organizations.manage_members')) and kind = 'human' and external_subject is null);
 -- A user may change only these columns of its own row; identity columns belong to provisioning.

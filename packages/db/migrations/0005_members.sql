@@ -1,4 +1,4 @@
--- Members and roles of an organization (issue 3, spec 2.4, 2.7, 4.2).
+-- Members and roles of an organization (spec 2.4, 2.7, 4.2).
 
 -- Adding a member by email must find a user who is not (yet) a member of the caller's organization,
 -- and users_read_directory shows app_rls only users who already are. This function answers exactly

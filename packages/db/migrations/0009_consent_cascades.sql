@@ -196,8 +196,8 @@ create policy gdpr_restrictions_lift on gdpr_restrictions for update to app_rls
   with check (lifted_by_principal_id = (select app.current_principal_id()));
 
 -- ---------------------------------------------------------------------------------------------
--- A small durable job table, processed by an in-process runner started with the API (issue 5 moves
--- it onto the durable job system). The archive is stored with the job (file), so any instance behind
+-- A small durable job table, processed by an in-process runner started with the API (the worker's
+-- sweeps recover stale jobs). The archive is stored with the job (file), so any instance behind
 -- a load balancer can serve the download; it expires after expires_at.
 create table jobs (
   id uuid primary key default app.uuid_v7(),

@@ -1,4 +1,4 @@
--- Transactional outbox (issue 5): a domain event is a row written by the same transaction as the
+-- Transactional outbox: a domain event is a row written by the same transaction as the
 -- change that causes it, so it exists if and only if the change committed. The worker reads
 -- undispatched rows, hands them to their consumers (webhook deliveries, internal handlers) through
 -- the durable job system, and stamps dispatched_at. Events are history: nothing deletes them but the

@@ -1,4 +1,4 @@
--- Webhook subscriptions, deliveries and their attempt log (spec 2.9, 4.9, 6.1; issue 5).
+-- Webhook subscriptions, deliveries and their attempt log (spec 2.9, 4.9, 6.1).
 insert into permissions (code, resource, action, description) values
   ('webhooks.manage', 'webhooks', 'manage', 'Manage webhook subscriptions, read their delivery log, send test deliveries')
 on conflict do nothing;
@@ -51,7 +51,7 @@ create table webhook_deliveries (
 create trigger webhook_deliveries_touch before update on webhook_deliveries for each row execute function app.touch_updated_at();
 create index webhook_deliveries_sub_idx on webhook_deliveries (subscription_id, created_at desc);
 
--- The delivery log: one row per attempt (spec 6.1 leaves its fields to us; issue 5 names them).
+-- The delivery log: one row per attempt (spec 6.1 leaves its fields to us; docs/events.md names them).
 create table webhook_delivery_attempts (
   id uuid primary key default app.uuid_v7(),
   organization_id uuid not null references organizations (id) on delete cascade,

@@ -1,6 +1,6 @@
 -- Domain events for changes that happen on several paths (API routes, SQL cascades such as leaving a
 -- clinic or erasing an account, the CLI): emitted by triggers, so every path emits them, in the
--- transaction of the change (issue 5, docs/events.md). Payloads carry ids and states, no personal data.
+-- transaction of the change (docs/events.md). Payloads carry ids and states, no personal data.
 
 create or replace function app.emit_membership_event() returns trigger
 language plpgsql as $$

@@ -1,4 +1,4 @@
--- Custom fields with versions (spec 2.10, 3.1, 4.8; issue 6). The row of custom_fields is the
+-- Custom fields with versions (spec 2.10, 3.1, 4.8). The row of custom_fields is the
 -- current state (published, or a draft edited in place); every publication is an append-only
 -- snapshot in custom_field_versions, and forms and records read the latest snapshot, never the draft.
 

@@ -1,4 +1,4 @@
--- Form templates (spec 4.5, 9.6; issue 6): the same publish / versions / rollback lifecycle as
+-- Form templates (spec 4.5, 9.6): the same publish / versions / rollback lifecycle as
 -- custom fields. A template lists custom fields of entity type `form`; a form instance is made from
 -- the latest published template version and snapshots each field's latest published version.
 

@@ -1,4 +1,4 @@
--- Patients and specialists as far as forms need them (issue 6, spec 4.5). A patient is the per-clinic
+-- Patients and specialists as far as forms need them (spec 4.5). A patient is the per-clinic
 -- patients row of migration 0002, given a record here; a specialist is a staff member (a membership)
 -- with a profile row. Both carry custom field values (entity types `patient` / `specialist`) keyed by
 -- custom field id, so renaming a field's key in a later version keeps its values.

@@ -1,4 +1,4 @@
--- Form instances (spec 2.10, 3.5; issue 6). A form belongs to one patient record, is made from the
+-- Form instances (spec 2.10, 3.5). A form belongs to one patient record, is made from the
 -- latest published template version, and snapshots every field it shows (form_field_snapshots,
 -- append-only). States: pending, signed. A signed form never changes again, for any role (trigger),
 -- and is never deleted; an unsigned one is soft-deleted with forms.delete_unsigned.

@@ -1,4 +1,4 @@
--- Default grants for issue 6 (docs/decisions.md, "Custom fields and forms (issue 6)"), to the system
+-- Default grants for custom fields, templates and forms (docs/decisions.md, "Custom fields and forms"), to the system
 -- templates and to every existing organization's clone of them. Patient-side access is by ownership
 -- and needs no code (spec 2.7).
 insert into role_permissions (role_id, permission_code, organization_id)

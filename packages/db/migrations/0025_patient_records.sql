@@ -1,4 +1,4 @@
--- Patient records (issue 6): staff create a patient by email (the person signs in later and is linked
+-- Patient records: staff create a patient by email (the person signs in later and is linked
 -- by email, as invited members are), and read the email of the patients they may read. The users
 -- table's policies show staff only the staff directory, so both go through narrow definer functions.
 

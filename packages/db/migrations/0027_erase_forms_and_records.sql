@@ -1,4 +1,4 @@
--- Erasure covers the personal data issue 6 added (docs/decisions.md, "GDPR erasure of records and
+-- Erasure covers the personal data of records and forms (docs/decisions.md, "GDPR erasure of records and
 -- forms"): patients' names, date of birth, phone, staff notes and custom field values; specialist
 -- profiles; the values and files of unsigned forms. Signed forms are clinical records the clinic must
 -- retain (GDPR art. 17(3)(b) and (c), art. 9(2)(h)): they are kept whole, and so is the minimum that
@@ -105,7 +105,7 @@ end $$;
 revoke all on function app.erase_patient_records(uuid, uuid) from public;
 
 -- app.erase_user of 0009 again (same checks, same anonymisation), now also erasing the records of
--- issue 6: the patients rows in scope and their forms (app.erase_patient_records) and, when the
+-- records and forms: the patients rows in scope and their forms (app.erase_patient_records) and, when the
 -- account is anonymised, the person's specialist profiles (they would go with the memberships by
 -- cascade; deleting them first lets the result count them). A clinic erasure of someone who is also
 -- staff there leaves the specialist profile alone: it erases the patient, not the employee.

@@ -1,4 +1,4 @@
--- Issue 7: a tamper-evident audit log. Each organization's entries (and the platform-scope entries,
+-- A tamper-evident audit log. Each organization's entries (and the platform-scope entries,
 -- chain id = the nil UUID) form a hash chain: every row stores its position (chain_seq), the hash of
 -- the previous row and its own hash over prev_hash plus its canonical content. Editing, deleting or
 -- reordering a row behind the application's back breaks the chain at that row, and

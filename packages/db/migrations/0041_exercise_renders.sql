@@ -1,4 +1,4 @@
--- Render cache of the exercise composer (issue 9, spec 2.12 and 4.12). One row per baked video:
+-- Render cache of the exercise composer (spec 2.12 and 4.12). One row per baked video:
 -- keyed by exercise, recipe hash (`_imported` for a pre-baked upload), language and asset version, so
 -- a bump of exercises.asset_version (spec 9.6) turns every older row into a miss without touching it.
 create table exercise_renders (

@@ -1,4 +1,4 @@
--- Telemetry (issue 8, spec 4.11, 6.2, 8): movement definitions of exercises, exercise sessions, raw pose
+-- Telemetry (spec 4.11, 6.2, 8): movement definitions of exercises, exercise sessions, raw pose
 -- batches, media session metrics, and the aggregates the core API writes when a session ends (pose
 -- session metrics, pose rep metrics, the patient exercise log).
 --

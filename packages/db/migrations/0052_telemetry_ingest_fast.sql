@@ -1,4 +1,4 @@
--- Pose ingest, faster (issue 8, docs/telemetry.md "Benchmark"). Same rules as 0050, cheaper shape:
+-- Pose ingest, faster (docs/telemetry.md "Benchmark"). Same rules as 0050, cheaper shape:
 --
 -- 1. app.telemetry_ingest_pose checks ownership, GDPR restriction, the patients row and biometric consent
 --    in ONE select that also locks the session row, inlined here rather than through app.telemetry_gate.

@@ -1,4 +1,4 @@
--- Pose ingest (issue 8): the checks of app.telemetry_ingest_pose (0052) are equality probes on unique or
+-- Pose ingest: the checks of app.telemetry_ingest_pose (0052) are equality probes on unique or
 -- leading index columns, so one generic plan serves every call. Left to the default, PL/pgSQL's plan
 -- cache may keep building a custom plan per call (it compares costs after five), which measured about
 -- 0.05 of the bench ratio on PGlite.

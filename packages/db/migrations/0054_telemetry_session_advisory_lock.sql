@@ -1,4 +1,4 @@
--- Pose ingest against the end of a session without a row lock (issue 8; docs/telemetry.md "Ending").
+-- Pose ingest against the end of a session without a row lock (docs/telemetry.md "Ending").
 --
 -- Until now every batch locked its session row FOR KEY SHARE (0050, 0052; the foreign key check of the
 -- insert took the same lock), so that ending (FOR UPDATE) waited for batches in flight. Every such lock
@@ -14,7 +14,7 @@
 -- writer is app.telemetry_ingest_pose, which checks the session under the lock, and a trigger removes
 -- the batches of a deleted session (the cascade the key gave), under the exclusive lock too.
 
--- Key: (80008, hashtext(session id)); 80008 is issue 8's lock class. A hash collision between two
+-- Key: (80008, hashtext(session id)); 80008 is the telemetry lock class. A hash collision between two
 -- sessions only makes an end wait for the other session's batch in flight.
 
 create or replace function app.telemetry_ingest_pose(

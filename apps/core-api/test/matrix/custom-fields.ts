@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Custom fields and form templates (issue 6; spec 2.10, 3.1, 4.8, 9.6). No organization in the path:
+ * Custom fields and form templates (spec 2.10, 3.1, 4.8, 9.6). No organization in the path:
  * every request names the organization under test in X-Organization-ID (spec 4.1).
  * - Writes of custom fields need custom_fields.manage (migration 0020; granted to admin only, 0024).
  * - Reading field definitions is for any staff member (a membership row) and superadmins; patients

@@ -1,7 +1,7 @@
 import type { Fixture, Fragment } from './types.ts';
 
 /*
- * Exercise sessions (issue 8; spec 4.11). startExerciseSession: the patient of the organization in scope,
+ * Exercise sessions (spec 4.11). startExerciseSession: the patient of the organization in scope,
  * for itself (ownership, spec 5.8), with an active biometric consent: the patient cell grants it first;
  * everyone else, superadmins included, is not a patient there: 403. Reading (getExerciseSession,
  * getExerciseSessionReplay): the patient who owns the session, or telemetry.view_org, which migration

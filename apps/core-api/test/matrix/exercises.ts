@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Fixture, Fragment } from './types.ts';
 
 /*
- * Exercise library (issue 8; spec 2.12, 3.5). Migration 0050 grants exercises.manage_org to the admin
+ * Exercise library (spec 2.12, 3.5). Migration 0050 grants exercises.manage_org to the admin
  * template: createExercise (in the organization named by X-Organization-ID) and setExerciseStatus are
  * 2xx for admin and superadmin, 403 for the rest. Reading is for any signed-in caller: row-level security
  * decides what they see (the platform library's published exercises are everyone's), so 200 for all.

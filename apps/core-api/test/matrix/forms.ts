@@ -3,7 +3,7 @@ import { freshTemplate } from './custom-fields.ts';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Forms (issue 6; spec 2.10, 3.5, 5.8). Every request names the organization in X-Organization-ID.
+ * Forms (spec 2.10, 3.5, 5.8). Every request names the organization in X-Organization-ID.
  * Forms belong to the patient caller's record. Default grants (migration 0024): admin holds every
  * forms.* staff code; specialist forms.view_org, create, fill_org, sign; customer_support none.
  * The patient acts by ownership (spec 2.7, 5.8): it reads, fills, signs and attaches files to its own

@@ -3,7 +3,7 @@ import { uniqueEmail } from '../helpers.ts';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Patients and specialists (issue 6; spec 4.5, 5.8). Every request names the organization in
+ * Patients and specialists (spec 4.5, 5.8). Every request names the organization in
  * X-Organization-ID. Default grants (migration 0024): patients.view_org and patients.update_org for
  * admin, specialist and customer_support; patients.onboard for admin and customer_support;
  * patients.delete for admin. The patient reads and replaces its own record by ownership (getPatient,

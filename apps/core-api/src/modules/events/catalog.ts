@@ -104,7 +104,7 @@ export const EVENT_CATALOG: EventType[] = [
     description: 'A patient left the clinic: the patient record is soft-deleted and org consents withdrawn.',
     data: { patient_id: 'the patient record' },
   },
-  // Issue 6: people, custom fields, form templates and forms. `id` is the resource's own id.
+  // People, custom fields, form templates and forms. `id` is the resource's own id.
   ...crud('patient', 'a patient record', 'POST /v1/patients', 'PUT /v1/patients/{id}', 'DELETE /v1/patients/{id} (soft delete)', {
     created: { id: 'the patient record', user_id: 'its user' },
     updated: { id: 'the patient record', fields: 'names of the changed fields' },
@@ -192,7 +192,7 @@ export const EVENT_CATALOG: EventType[] = [
     description: 'A file was removed from an unsigned form.',
     data: { id: 'the form', file_id: 'the file' },
   },
-  // Issue 9: the composer.
+  // The composer.
   {
     type: 'exercise.render_ready',
     emittedBy: 'the composer, when the delivery provider has the video ready',

@@ -8,7 +8,7 @@ import { EXERCISE_SORT } from './schemas.ts';
 
 const notFound = () => errors.notFound('No exercise with this id is visible to you.');
 
-/** Moves allowed between statuses (spec 3.5 names them without moves; docs/decisions.md issue 8). */
+/** Moves allowed between statuses (spec 3.5 names them without moves; docs/decisions.md "Telemetry"). */
 const MOVES: Record<string, string[]> = { draft: ['published', 'archived'], published: ['archived'], archived: ['published'] };
 
 export async function createExercise(

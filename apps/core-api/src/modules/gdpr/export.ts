@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '@clinic/db';
 
-/** How long a finished archive can be downloaded; issue 5's sweeps delete expired files. */
+/** How long a finished archive can be downloaded; the worker's sweeps delete expired files. */
 export const EXPORT_TTL_DAYS = 7;
 
 /**
@@ -26,7 +26,7 @@ const SECTIONS: { name: string; sql: (org: boolean) => string }[] = [
        from memberships m join organizations o on o.id = m.organization_id join roles r on r.id = m.role_id
        where m.user_id = $1 ${org ? 'and m.organization_id = $2' : ''} order by m.created_at`,
   },
-  // Records and forms (issue 6). A clinic's export (org) is handed to its controller, which answers
+  // Records and forms. A clinic's export (org) is handed to its controller, which answers
   // the request and applies any exemption itself: it holds everything, staff notes and private fields
   // included. The person's own export follows spec 5.8 as the API does: staff notes, private fields
   // and the principals who created or signed forms are left out (docs/decisions.md).
@@ -159,7 +159,7 @@ export interface JobRunner {
 /**
  * In-process runner of the `jobs` table (kind gdpr_export), started with the API. A job is claimed
  * with FOR UPDATE SKIP LOCKED, so several instances share the queue without running a job twice.
- * Issue 5 moves this onto the durable job system (retries, stale-job recovery, expiry sweeps).
+ * The worker's scheduled sweeps (gdpr/jobs.ts) recover stale jobs and delete expired archives.
  */
 export function createJobRunner(db: Database, log: Logger, pollMs = 1000): JobRunner {
   let timer: NodeJS.Timeout | null = null;

@@ -31,7 +31,7 @@ export interface Subject {
 }
 
 /**
- * Who may act for whom (docs/decisions.md, Consent (issue 4)):
+ * Who may act for whom (docs/decisions.md, "Consent"):
  * - no subject, or user_id = the caller: the data subject itself, platform-wide;
  * - patient_id: a patients row (live or not) of the organization in scope, by holders of `code` there
  *   (or superadmins with that organization in scope); the clinic's part of the data only;
@@ -121,7 +121,7 @@ export interface EraseOutcome {
   memberships_removed: number;
 }
 
-/** What migration 0027 adds to app.erase_user's result: the records and forms of issue 6. */
+/** What migration 0027 adds to app.erase_user's result: the patient records and forms. */
 interface RecordErasure {
   form_files_removed?: { id: string; organization_id: string; form_id: string; asset_key: string }[];
   forms_erased?: { id: string; organization_id: string }[];

@@ -32,7 +32,7 @@ async function writeGate(request: FastifyRequest): Promise<void> {
     throw errors.forbidden('This needs the patients.update_org permission in the organization.');
 }
 
-/** Patients as far as forms need them (spec 4.5; issue 6). */
+/** Patients as far as forms need them (spec 4.5). */
 export function patientRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 

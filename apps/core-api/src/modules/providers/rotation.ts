@@ -23,7 +23,7 @@ export async function reencryptProviders(db: Database, secrets: SecretBox): Prom
 }
 
 /**
- * The same command re-seals the webhook signing secrets (issue 5 seals them with the same master keys):
+ * The same command re-seals the webhook signing secrets (they are sealed with the same master keys):
  * without this, dropping the old key from MASTER_KEYS would leave those subscriptions unable to sign.
  * Each value is swapped only if it is still the one read, so a rotation running meanwhile wins.
  */
