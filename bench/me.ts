@@ -117,7 +117,7 @@ console.log(
 console.log('primary-key read of two version numbers (the full context statement runs only after a change);');
 console.log('GET /v1/me needs no request transaction. Plus one Redis round trip for the per-IP limit at the entry of /v1.');
 console.log('A route that reads data adds one pipelined write (BEGIN + scope + first query) and COMMIT: 3 round trips in all.');
-console.log('The floor verifies the JWT on every request; the core API verifies once per token (bounded cache, DESIGN.md 6).');
+console.log('The floor verifies the JWT on every request; the core API verifies once per token (bounded cache, architecture section 6).');
 
 await app.close();
 await floor.close();

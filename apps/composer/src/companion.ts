@@ -4,7 +4,7 @@ import { buildComposerService } from './app.ts';
 import { composerConfigFromEnv } from './config.ts';
 
 /**
- * The composer inside the single process of the embedded default (DESIGN.md 1): the runtime's
+ * The composer inside the single process of the embedded default (architecture section 1): the runtime's
  * database (each transaction switches to app_composer), the asset folder under DATA_DIR and local
  * HLS delivery, on COMPOSER_PORT (production: apps/composer/src/main.ts).
  */

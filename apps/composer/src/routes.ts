@@ -133,5 +133,6 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
     );
   }
 
-  r.get('/health', async () => ({ status: 'healthy' }));
+  // The core API's health shape (status, checks, uptime_seconds); the process serving is the check.
+  r.get('/health', async () => ({ status: 'healthy', checks: {}, uptime_seconds: Math.floor(process.uptime()) }));
 }

@@ -10,7 +10,7 @@ import { startWorker } from './worker/worker.ts';
 /** A start-up failure with a message for the operator rather than a stack trace. */
 class StartError extends Error {}
 
-/** A service started beside the core API in this process (DESIGN.md 1: all four in one process on the embedded default). */
+/** A service started beside the core API in this process (architecture section 1: all four in one process on the embedded default). */
 interface Companion {
   /** Banner label, for example 'Telemetry'. */
   name: string;

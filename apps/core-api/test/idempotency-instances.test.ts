@@ -6,7 +6,7 @@ import type { TestDatabase } from '@clinic/db';
 import pg from 'pg';
 import { freshDatabase, MODE, startTestApp, uniqueEmail, uniqueSlug, type TestApp } from './helpers.ts';
 
-// Idempotency-Key across instances (spec 4.1, DESIGN.md section 1 "several instances behave exactly as
+// Idempotency-Key across instances (spec 4.1, architecture section 1 "several instances behave exactly as
 // one"): driven over real HTTP, POST /v1/organizations with a key on one instance, then the same key on
 // another. Services mode runs two core API instances on one PostgreSQL database and one Redis with one
 // key prefix; the embedded default has one process, so there it checks a single instance.

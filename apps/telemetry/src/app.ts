@@ -12,7 +12,7 @@ export type TelemetryDeps = Omit<IngestDeps, 'poseBodyLimit' | 'poseRateLimit'> 
   bodyLimit?: number;
 };
 
-/** The telemetry service (spec 4.11, DESIGN.md 1) as a Fastify instance; listening is the caller's business. */
+/** The telemetry service (spec 4.11, architecture section 1) as a Fastify instance; listening is the caller's business. */
 export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger.child({ service: 'telemetry' }) as FastifyBaseLogger,
@@ -24,7 +24,8 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
   installValidators(app);
   installErrorHandling(app);
   app.removeContentTypeParser('text/plain');
-  app.get('/health', async () => ({ status: 'ok', service: 'telemetry' }));
+  // The core API's health shape (status, checks, uptime_seconds); the process serving is the check.
+  app.get('/health', async () => ({ status: 'healthy', checks: {}, uptime_seconds: Math.floor(process.uptime()) }));
   ingestRoutes(app, {
     ...deps,
     poseBodyLimit: deps.poseBodyLimit ?? 262_144,

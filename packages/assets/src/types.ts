@@ -7,7 +7,7 @@ export interface AssetInfo {
 }
 
 /**
- * The asset store (DESIGN.md 1): a folder on the embedded default, an S3-compatible bucket in production.
+ * The asset store (architecture section 1): a folder on the embedded default, an S3-compatible bucket in production.
  * Keys are relative paths of `[A-Za-z0-9._-]` segments joined by `/` (see assertKey); the store never
  * interprets them. Writes are atomic: a reader sees the old object or the new one, never half of one.
  */

@@ -5,7 +5,7 @@ import { startTestApp, uniqueEmail, uniqueSlug, type TestApp } from '../../../ap
 import { GENERATE_COMMAND, loadOpenApi, operationsOf, renderAll, SRC_DIR } from '../scripts/generate.ts';
 import { ApiError, createClient, operations, type Client, type ResponseOf } from '../src/index.ts';
 
-// The typed client (DESIGN.md section 3, spec 9.5) against a core API listening on a real port, and
+// The typed client (architecture section 3, spec 9.5) against a core API listening on a real port, and
 // the guard that keeps the committed openapi.json (and what is generated from it) in step with the routes.
 
 describe('@clinic/client against a listening server', () => {

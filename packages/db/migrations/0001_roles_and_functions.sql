@@ -1,4 +1,4 @@
--- Database roles of DESIGN.md section 2. Roles are cluster-wide: several databases (tests, tenants of
+-- Database roles of architecture section 2. Roles are cluster-wide: several databases (tests, tenants of
 -- a shared server) run this file concurrently, so creation tolerates a role that already exists.
 do $$ begin
   create role app_rls nologin;

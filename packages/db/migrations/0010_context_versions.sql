@@ -1,4 +1,4 @@
--- Versions that tell an instance whether its cached request context is still true (DESIGN.md
+-- Versions that tell an instance whether its cached request context is still true (architecture
 -- section 6: the full context statement costs about six primary-key reads; checking a version costs
 -- one). users.context_version moves whenever something in that user's context changes; the epoch
 -- moves on changes that can touch anyone's context (roles, role permissions, consent versions and

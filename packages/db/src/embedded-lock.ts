@@ -2,7 +2,7 @@ import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * The embedded database belongs to one process (DESIGN.md section 5). The holder writes its pid and
+ * The embedded database belongs to one process (architecture section 5). The holder writes its pid and
  * the address of its loopback control endpoint; a CLI command either hands its work to that endpoint
  * or, when nobody holds the folder, takes the lock itself.
  */

@@ -21,7 +21,7 @@ export interface Transaction extends Queryable {
   exec(sql: string): Promise<void>;
 }
 
-/** The database role a request transaction runs as (DESIGN.md section 2). */
+/** The database role a request transaction runs as (architecture section 2). */
 export type AppRole = 'app_rls' | 'app_bypass';
 
 /**

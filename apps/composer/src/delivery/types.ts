@@ -8,7 +8,7 @@ export interface DeliveredVideo {
 }
 
 /**
- * Where baked videos go (DESIGN.md 1): a Cloudflare Stream-compatible API in production, HLS written
+ * Where baked videos go (architecture section 1): a Cloudflare Stream-compatible API in production, HLS written
  * by ffmpeg and served by the composer on the embedded default. Both are asynchronous: an upload
  * returns the ids at once, and status() tells when the video plays.
  */

@@ -78,7 +78,7 @@ function consentRequired(missing: RequestContext['missingConsents']): AppError {
 }
 
 /**
- * The request pipeline of DESIGN.md section 2, up to the route gate: per-IP limit at the entry of /v1,
+ * The request pipeline of architecture section 2, up to the route gate: per-IP limit at the entry of /v1,
  * authentication, just-in-time provisioning, the organization context and the re-consent gate.
  */
 export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void {

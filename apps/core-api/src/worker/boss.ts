@@ -34,7 +34,7 @@ function databaseExecutor(db: Database): BossExecutor {
 }
 
 /**
- * The durable job system (DESIGN.md 4: pg-boss). With DATABASE_URL it opens its own small pool; on the
+ * The durable job system (architecture section 4: pg-boss). With DATABASE_URL it opens its own small pool; on the
  * embedded default (and in tests, which hand the runtime a database) it shares the process's database.
  */
 export function createBoss(db: Database, config: Config): PgBoss {

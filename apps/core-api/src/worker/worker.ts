@@ -27,7 +27,7 @@ const DELIVERY_QUEUE = 'webhook-delivery';
 const EVENT_QUEUE = 'domain-event';
 
 /**
- * The worker (DESIGN.md 1): pg-boss queues for webhook deliveries, internal event consumers and
+ * The worker (architecture section 1): pg-boss queues for webhook deliveries, internal event consumers and
  * scheduled jobs, fed by the outbox dispatcher loop. `npm run worker` runs it alone; on the embedded
  * default it runs inside the API process. Several workers may run at once: the outbox pass skips rows
  * another holds, pg-boss hands each job to one worker, and scheduled jobs are throttled to one per interval.

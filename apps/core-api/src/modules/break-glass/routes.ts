@@ -13,7 +13,7 @@ const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const { config } = rt;
-  // Per superadmin, shared by every instance through Redis when there is one (DESIGN.md 1).
+  // Per superadmin, shared by every instance through Redis when there is one (architecture section 1).
   const limiter = createRateLimiter({
     redis: rt.redis,
     keyPrefix: `${config.redisKeyPrefix}rl:break-glass`,

@@ -4,7 +4,7 @@ import type { Runtime } from '../../platform/runtime.ts';
 import { sessionSigner } from './token.ts';
 
 /**
- * The telemetry service inside the single process of the embedded default (DESIGN.md 1): the runtime's
+ * The telemetry service inside the single process of the embedded default (architecture section 1): the runtime's
  * database (its own role per transaction), identity verifier and asset store, and the session keys in
  * memory instead of the JWKS URL (production: apps/telemetry/src/main.ts).
  */

@@ -24,7 +24,7 @@ export interface ContextRow {
 }
 
 /**
- * The whole request context in one statement (DESIGN.md section 6: round trips are the budget):
+ * The whole request context in one statement (architecture section 6: round trips are the budget):
  * principal, platform roles, memberships, patient links, the organization chosen by the order of
  * spec 4.1, the role and permission codes there. It is read-only (activity is recorded separately,
  * at most once a minute) and prepared by name, so PostgreSQL plans it once per connection. Runs as the owner: it is the platform deciding who the caller is, before any tenant scope exists.
