@@ -16,6 +16,7 @@ import {
   VersionParams,
 } from './schemas.ts';
 import * as svc from './service.ts';
+import { versionRoutes } from '../../platform/versioned/routes.ts';
 import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
@@ -124,79 +125,41 @@ export function customFieldRoutes(app: FastifyInstance): void {
     },
   );
 
-  r.post(
-    '/v1/custom-fields/:id/publish',
-    {
-      onRequest: [manage],
-      schema: {
+  versionRoutes(app, {
+    base: '/v1/custom-fields',
+    tags,
+    errorResponses,
+    manage,
+    read: requireStaff,
+    text: {
+      publish: {
         operationId: 'publishCustomField',
-        tags,
-        security: bearer,
         summary: 'Publish the draft as the next version',
         description: 'Needs custom_fields.manage. No body. 409 already_published when there is no draft.',
-        params: IdParams,
-        response: { 200: DataOf(CustomField), ...errorResponses },
       },
-    },
-    async (request) => {
-      const actor = actorOf(request);
-      return { data: await request.inTx((tx) => svc.publishField(tx, actor, request.params.id)) };
-    },
-  );
-
-  r.post(
-    '/v1/custom-fields/:id/rollback',
-    {
-      onRequest: [manage],
-      schema: {
+      rollback: {
         operationId: 'rollbackCustomField',
-        tags,
-        security: bearer,
         summary: 'Restore a version as the draft',
         description: 'Needs custom_fields.manage. 404 when the version does not exist. Publishing the draft makes the next version number.',
-        params: IdParams,
-        body: RollbackBody,
-        response: { 200: DataOf(CustomField), ...errorResponses },
       },
+      listVersions: { operationId: 'listCustomFieldVersions', summary: 'Published versions, newest first (any staff member)' },
+      getVersion: { operationId: 'getCustomFieldVersion', summary: 'One published version (any staff member)' },
     },
-    async (request) => {
-      const actor = actorOf(request);
-      return { data: await request.inTx((tx) => svc.rollbackField(tx, actor, request.params.id, request.body.version)) };
+    schemas: {
+      resource: CustomField,
+      version: CustomFieldVersion,
+      idParams: IdParams,
+      versionParams: VersionParams,
+      rollbackBody: RollbackBody,
+      versionListQuery: VersionListQuery,
     },
-  );
-
-  r.get(
-    '/v1/custom-fields/:id/versions',
-    {
-      onRequest: [requireStaff],
-      schema: {
-        operationId: 'listCustomFieldVersions',
-        tags,
-        security: bearer,
-        summary: 'Published versions, newest first (any staff member)',
-        params: IdParams,
-        querystring: VersionListQuery,
-        response: { 200: ListOf(CustomFieldVersion), ...errorResponses, 422: ErrorResponse },
-      },
+    actorOf,
+    orgOf: (request) => orgOf(contextOf(request)),
+    service: {
+      publish: svc.publishField,
+      rollback: svc.rollbackField,
+      listVersions: svc.listFieldVersions,
+      getVersion: svc.getFieldVersion,
     },
-    async (request) => request.inTx((tx) => svc.listFieldVersions(tx, orgOf(contextOf(request)), request.params.id, request.query)),
-  );
-
-  r.get(
-    '/v1/custom-fields/:id/versions/:version',
-    {
-      onRequest: [requireStaff],
-      schema: {
-        operationId: 'getCustomFieldVersion',
-        tags,
-        security: bearer,
-        summary: 'One published version (any staff member)',
-        params: VersionParams,
-        response: { 200: DataOf(CustomFieldVersion), ...errorResponses },
-      },
-    },
-    async (request) => ({
-      data: await request.inTx((tx) => svc.getFieldVersion(tx, orgOf(contextOf(request)), request.params.id, request.params.version)),
-    }),
-  );
+  });
 }

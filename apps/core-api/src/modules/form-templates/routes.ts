@@ -16,6 +16,7 @@ import {
   UpdateTemplateBody,
 } from './schemas.ts';
 import * as svc from './service.ts';
+import { versionRoutes } from '../../platform/versioned/routes.ts';
 import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
@@ -121,78 +122,37 @@ export function formTemplateRoutes(app: FastifyInstance): void {
     },
   );
 
-  r.post(
-    '/v1/form-templates/:id/publish',
-    {
-      onRequest: [manage],
-      schema: {
+  versionRoutes(app, {
+    base: '/v1/form-templates',
+    tags,
+    errorResponses,
+    manage,
+    read: view,
+    text: {
+      publish: {
         operationId: 'publishFormTemplate',
-        tags,
-        security: bearer,
         summary: 'Publish the draft as the next version',
         description: '409 already_published when there is no draft.',
-        params: TemplateIdParams,
-        response: { 200: DataOf(FormTemplate), ...errorResponses },
       },
+      rollback: { operationId: 'rollbackFormTemplate', summary: 'Restore a version as the draft' },
+      listVersions: { operationId: 'listFormTemplateVersions', summary: 'Published versions, newest first' },
+      getVersion: { operationId: 'getFormTemplateVersion', summary: 'One published version' },
     },
-    async (request) => {
-      const actor = actorOf(request);
-      return { data: await request.inTx((tx) => svc.publishTemplate(tx, actor, request.params.id)) };
+    schemas: {
+      resource: FormTemplate,
+      version: FormTemplateVersion,
+      idParams: TemplateIdParams,
+      versionParams: TemplateVersionParams,
+      rollbackBody: TemplateRollbackBody,
+      versionListQuery: TemplateVersionListQuery,
     },
-  );
-
-  r.post(
-    '/v1/form-templates/:id/rollback',
-    {
-      onRequest: [manage],
-      schema: {
-        operationId: 'rollbackFormTemplate',
-        tags,
-        security: bearer,
-        summary: 'Restore a version as the draft',
-        params: TemplateIdParams,
-        body: TemplateRollbackBody,
-        response: { 200: DataOf(FormTemplate), ...errorResponses },
-      },
+    actorOf,
+    orgOf: (request) => orgOf(contextOf(request)),
+    service: {
+      publish: svc.publishTemplate,
+      rollback: svc.rollbackTemplate,
+      listVersions: svc.listTemplateVersions,
+      getVersion: svc.getTemplateVersion,
     },
-    async (request) => {
-      const actor = actorOf(request);
-      return { data: await request.inTx((tx) => svc.rollbackTemplate(tx, actor, request.params.id, request.body.version)) };
-    },
-  );
-
-  r.get(
-    '/v1/form-templates/:id/versions',
-    {
-      onRequest: [view],
-      schema: {
-        operationId: 'listFormTemplateVersions',
-        tags,
-        security: bearer,
-        summary: 'Published versions, newest first',
-        params: TemplateIdParams,
-        querystring: TemplateVersionListQuery,
-        response: { 200: ListOf(FormTemplateVersion), ...errorResponses, 422: ErrorResponse },
-      },
-    },
-    async (request) => request.inTx((tx) => svc.listTemplateVersions(tx, orgOf(contextOf(request)), request.params.id, request.query)),
-  );
-
-  r.get(
-    '/v1/form-templates/:id/versions/:version',
-    {
-      onRequest: [view],
-      schema: {
-        operationId: 'getFormTemplateVersion',
-        tags,
-        security: bearer,
-        summary: 'One published version',
-        params: TemplateVersionParams,
-        response: { 200: DataOf(FormTemplateVersion), ...errorResponses },
-      },
-    },
-    async (request) => ({
-      data: await request.inTx((tx) => svc.getTemplateVersion(tx, orgOf(contextOf(request)), request.params.id, request.params.version)),
-    }),
-  );
+  });
 }
