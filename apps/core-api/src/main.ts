@@ -1,6 +1,7 @@
 import { buildApp } from './app.ts';
 import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
-import { composerCompanion } from '@clinic/composer';
+import { createServer } from 'node:net';
+import { ComposerConfigError, composerCompanion, composerConfigFromEnv } from '@clinic/composer';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from '@clinic/db';
 import { startControlServer } from './platform/control-server.ts';
@@ -34,8 +35,46 @@ const workerCompanion: Companion = {
 
 const COMPANIONS: Companion[] = [workerCompanion, telemetryCompanion, composerCompanion];
 
+/** A port this process will listen on, and the setting that chooses it (named in the error when it is taken). */
+interface PlannedPort {
+  setting: string;
+  host: string;
+  port: number;
+}
+
+/** Resolves when the port can be bound now; StartError naming its setting when something already listens there. */
+function assertPortFree({ setting, host, port }: PlannedPort): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new StartError(`port ${port} on ${host} is already in use: stop what listens there, or set ${setting} to another port.`)
+          : err,
+      ),
+    );
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+/**
+ * Every port of this process, checked before the database is opened and migrated: a busy port is
+ * reported at once, naming its own setting, instead of after the migrations.
+ */
+async function checkPorts(config: ReturnType<typeof parseConfig>): Promise<void> {
+  const planned: PlannedPort[] = [{ setting: 'PORT', host: config.host, port: config.port }];
+  if (!config.databaseUrl) {
+    const composer = composerConfigFromEnv();
+    planned.push({ setting: 'TELEMETRY_PORT', host: config.host, port: config.telemetry.port });
+    planned.push({ setting: 'COMPOSER_PORT', host: composer.host, port: composer.port });
+  }
+  for (const p of planned) await assertPortFree(p);
+}
+
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
+  await checkPorts(config);
   const rt = await createRuntime(config);
   let address: string;
   let app: Awaited<ReturnType<typeof buildApp>>;
@@ -92,7 +131,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof DataDirBusyError || err instanceof StartError) {
+  if (err instanceof ConfigError || err instanceof ComposerConfigError || err instanceof DataDirBusyError || err instanceof StartError) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`Cannot start: ${(err as Error).stack ?? String(err)}\n`);

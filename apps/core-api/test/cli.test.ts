@@ -255,6 +255,25 @@ describe('command line', { concurrency: true }, () => {
     });
   });
 
+  describe('ports are checked before the database is opened', { concurrency: 1 }, () => {
+    for (const setting of ['TELEMETRY_PORT', 'COMPOSER_PORT'] as const) {
+      it(`a busy ${setting} is named with its port, and no database was created`, async () => {
+        const blocker = net.createServer();
+        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+        try {
+          const port = (blocker.address() as net.AddressInfo).port;
+          const dataDir = await tempDataDir();
+          const res = await run(MAIN, [], { DATA_DIR: dataDir, ...(await servicePorts()), [setting]: String(port), HOST: '127.0.0.1' });
+          assert.equal(res.code, 1, res.stdout + res.stderr);
+          assert.match(res.stderr, new RegExp(`port ${port} .*already in use.*${setting}`));
+          assert.ok(!existsSync(join(dataDir, 'pgdata')), 'the database was opened before the ports were checked');
+        } finally {
+          await new Promise<void>((resolve) => blocker.close(() => resolve()));
+        }
+      });
+    }
+  });
+
   describe('production guard', { concurrency: 1 }, () => {
     it('NODE_ENV=production without AUTH_JWKS_URL refuses to start: exit 1, about the development issuer', async () => {
       const res = await run(MAIN, [], { NODE_ENV: 'production', DATA_DIR: await tempDataDir(), ...(await servicePorts()) });
