@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { NIL_UUID, type Queryable } from '@clinic/db';
+import { chainHead, chainPage } from './queries.ts';
 
 export interface ChainReport {
   chain: string;
@@ -30,11 +31,7 @@ export async function verifyChain(db: Queryable, orgId: string | null): Promise<
   let prev = GENESIS;
   let checked = 0;
   for (;;) {
-    const { rows } = await db.query<{ id: string; chain_seq: number; prev_hash: string; row_hash: string; canonical: string }>(
-      `select id, chain_seq, prev_hash, row_hash, app.audit_canonical(a) as canonical from audit_logs a
-       where ${orgId ? 'organization_id = $1' : 'organization_id is null and $1::uuid is not null'} and chain_seq >= $2 order by chain_seq limit $3`,
-      [chain, expectedSeq, PAGE],
-    );
+    const rows = await chainPage(db, orgId !== null, chain, expectedSeq, PAGE);
     for (const r of rows) {
       const seq = Number(r.chain_seq);
       if (seq !== expectedSeq)
@@ -51,11 +48,7 @@ export async function verifyChain(db: Queryable, orgId: string | null): Promise<
     }
     if (rows.length < PAGE) break;
   }
-  const head = await db.query<{ last_seq: number; last_hash: string }>(
-    'select last_seq, last_hash from audit_chain_heads where chain_id = $1',
-    [chain],
-  );
-  const h = head.rows[0];
+  const h = await chainHead(db, chain);
   if (h && (Number(h.last_seq) !== checked || h.last_hash !== prev)) {
     return report(checked, {
       chain_seq: checked + 1,

@@ -86,3 +86,30 @@ export async function exportPage(
   );
   return rows;
 }
+
+export interface ChainLink {
+  id: string;
+  chain_seq: number;
+  prev_hash: string;
+  row_hash: string;
+  canonical: string;
+}
+
+/** One page of a hash chain in order, with each entry's canonical text (app.audit_canonical). */
+export async function chainPage(db: Queryable, isOrg: boolean, chain: string, fromSeq: number, limit: number): Promise<ChainLink[]> {
+  const { rows } = await db.query<ChainLink>(
+    `select id, chain_seq, prev_hash, row_hash, app.audit_canonical(a) as canonical from audit_logs a
+     where ${isOrg ? 'organization_id = $1' : 'organization_id is null and $1::uuid is not null'} and chain_seq >= $2 order by chain_seq limit $3`,
+    [chain, fromSeq, limit],
+  );
+  return rows;
+}
+
+/** Where a chain's head says it ends. */
+export async function chainHead(db: Queryable, chain: string): Promise<{ last_seq: number; last_hash: string } | null> {
+  const { rows } = await db.query<{ last_seq: number; last_hash: string }>(
+    'select last_seq, last_hash from audit_chain_heads where chain_id = $1',
+    [chain],
+  );
+  return rows[0] ?? null;
+}

@@ -59,3 +59,9 @@ export async function sessionMetrics(tx: Queryable, id: string) {
   );
   return { metrics: m.rows[0] ?? null, reps: reps.rows };
 }
+
+/** The replay key of a session by id alone (the public replay route: the signed token already proved access). */
+export async function replayKeyById(db: Queryable, sessionId: string): Promise<string | null> {
+  const { rows } = await db.query<{ replay_key: string | null }>('select replay_key from exercise_sessions where id = $1', [sessionId]);
+  return rows[0]?.replay_key ?? null;
+}

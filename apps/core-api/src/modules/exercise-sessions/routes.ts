@@ -8,6 +8,7 @@ import { hasPermission } from '../../platform/identity/context.ts';
 import { getSession, replayOf, startSession } from './service.ts';
 import { sessionSigner } from './token.ts';
 import { actorOf, bearer } from '../../platform/route.ts';
+import { replayKeyById } from './queries.ts';
 
 const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
 const tags = ['exercise-sessions'];
@@ -144,7 +145,6 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
 }
 
 /** The replay key of a session, read as the owner: the signed token already proved access (spec 5.3: one row, one column). */
-async function replayKeyOf(rt: Runtime, sessionId: string): Promise<string | null> {
-  const { rows } = await rt.db.query<{ replay_key: string | null }>('select replay_key from exercise_sessions where id = $1', [sessionId]);
-  return rows[0]?.replay_key ?? null;
+function replayKeyOf(rt: Runtime, sessionId: string): Promise<string | null> {
+  return replayKeyById(rt.db, sessionId);
 }

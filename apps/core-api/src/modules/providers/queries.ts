@@ -130,3 +130,8 @@ export async function resealCredentials(
   );
   return res.rowCount > 0;
 }
+
+export async function organizationExists(tx: Queryable, id: string): Promise<boolean> {
+  const { rows } = await tx.query('select 1 from organizations where id = $1', [id]);
+  return rows.length > 0;
+}

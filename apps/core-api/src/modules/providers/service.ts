@@ -7,7 +7,7 @@ import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { endpointProblem } from './endpoint.ts';
-import { findProvider, insertOverride, updateProvider, type ProviderRow } from './queries.ts';
+import { findProvider, insertOverride, updateProvider, type ProviderRow, organizationExists } from './queries.ts';
 import { SHAPES, type Capability } from './schemas.ts';
 
 export interface ProviderDeps {
@@ -118,8 +118,7 @@ export interface CreateOverrideInput {
 /** A per-organization override, active at once; one per capability and organization (409 otherwise). */
 export async function createOverride(tx: Queryable, actor: Actor, deps: ProviderDeps, body: CreateOverrideInput): Promise<ProviderRow> {
   validate(body.capability, body.credentials, body.config, deps.allowPrivateEndpoints);
-  const org = await tx.query('select 1 from organizations where id = $1', [body.organization_id]);
-  if (!org.rows.length) throw errors.organizationNotFound();
+  if (!(await organizationExists(tx, body.organization_id))) throw errors.organizationNotFound();
   const sealed = sealCredentials(deps.secrets, body.credentials as Credentials);
   const row = await insertOverride(tx, body.capability, SHAPES[body.capability].provider, body.organization_id, {
     credentials_sealed: sealed.sealed,
