@@ -8,11 +8,19 @@ import { registerGdprJobs } from '../modules/gdpr/jobs.ts';
 import { registerWebhookJobs } from '../modules/webhooks/jobs.ts';
 
 /**
- * Every module's scheduled jobs and internal event consumers, registered with the worker at start.
+ * Every module's queues, outbox steps, scheduled jobs and internal event consumers, registered with the
+ * worker at start (the worker itself knows no module).
  * Add one line per module: `registerXJobs(registry, rt);`.
  */
 export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
-  registerWebhookJobs(registry, { db: rt.db, retentionDays: rt.config.webhooks.retentionDays });
+  registerWebhookJobs(registry, {
+    db: rt.db,
+    secrets: rt.secrets,
+    redis: rt.redis,
+    redisKeyPrefix: rt.config.redisKeyPrefix,
+    config: rt.config.webhooks,
+    batchSize: rt.config.worker.deliveryBatch,
+  });
   registerGdprJobs(registry, { db: rt.db });
   registerExerciseSessionJobs(registry, { db: rt.db, assets: rt.assets, logger: rt.logger });
   registerComposerJobs(registry, { db: rt.db, logger: rt.logger, config: composerConfigFromEnv });

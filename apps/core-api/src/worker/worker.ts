@@ -1,13 +1,10 @@
-import { createRateLimiter } from '@clinic/http-kit';
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { processDeliveryJobs, type DeliveryJob } from '../modules/webhooks/delivery.ts';
-import { createWebhookSender, type WebhookSender } from '../modules/webhooks/sender.ts';
 import type { Runtime } from '../platform/runtime.ts';
 import { createBoss, executorOf } from './boss.ts';
-import { dispatchPending } from './dispatcher.ts';
+import { dispatchPending, EVENT_QUEUE } from './dispatcher.ts';
 import { registerAllJobs } from './registry.ts';
-import type { DomainEvent, WorkerRegistry } from './types.ts';
+import type { DomainEvent, FanOut, QueueContext, QueuedJob, QueueOptions, WorkerRegistry } from './types.ts';
 
 export interface Worker {
   boss: PgBoss;
@@ -19,18 +16,20 @@ export interface Worker {
 export interface WorkerOptions {
   /** Extra registrations (tests); the modules' own come from registry.ts. */
   register?: (registry: WorkerRegistry) => void;
-  /** Overrides the delivery HTTP client (benchmarks). */
-  sender?: WebhookSender;
 }
 
-const DELIVERY_QUEUE = 'webhook-delivery';
-const EVENT_QUEUE = 'domain-event';
+interface ModuleQueue {
+  name: string;
+  options: QueueOptions;
+  handle: (jobs: object[], ctx: QueueContext<object>) => Promise<void>;
+}
 
 /**
- * The worker (architecture section 1): pg-boss queues for webhook deliveries, internal event consumers and
- * scheduled jobs, fed by the outbox dispatcher loop. `npm run worker` runs it alone; on the embedded
- * default it runs inside the API process. Several workers may run at once: the outbox pass skips rows
- * another holds, pg-boss hands each job to one worker, and scheduled jobs are throttled to one per interval.
+ * The worker (architecture section 1): pg-boss queues registered by the modules, internal event consumers
+ * and scheduled jobs, fed by the outbox dispatcher loop. It knows no module: each registers what it needs
+ * in registry.ts. `npm run worker` runs it alone; on the embedded default it runs inside the API process.
+ * Several workers may run at once: the outbox pass skips rows another holds, pg-boss hands each job to
+ * one worker, and scheduled jobs are throttled to one per interval.
  */
 export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promise<Worker> {
   const { config } = rt;
@@ -41,59 +40,53 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
 
   const consumers = new Map<string, ((event: DomainEvent, ctx: { logger: Logger }) => Promise<void>)[]>();
   const scheduled: { name: string; intervalSeconds: number; run: (ctx: { logger: Logger }) => Promise<void> }[] = [];
+  const queues: ModuleQueue[] = [];
+  const fanOuts: FanOut[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const registry: WorkerRegistry = {
     every: (name, intervalSeconds, run) => void scheduled.push({ name, intervalSeconds, run }),
     onEvent: (type, handle) => void consumers.set(type, [...(consumers.get(type) ?? []), handle]),
+    queue: (name, options, handle) => void queues.push({ name, options, handle: handle as ModuleQueue['handle'] }),
+    fanOut: (step) => void fanOuts.push(step),
+    onClose: (close) => void closers.push(close),
   };
   registerAllJobs(registry, rt);
   opts.register?.(registry);
 
-  const sender = opts.sender ?? createWebhookSender(config.webhooks);
-  const limiter = createRateLimiter({
-    redis: rt.redis,
-    keyPrefix: `${config.redisKeyPrefix}rl:webhook`,
-    points: config.webhooks.rateLimit.limit,
-    durationSeconds: config.webhooks.rateLimit.windowSeconds,
-  });
-  const insertJobs = async (tx: Parameters<typeof executorOf>[0], jobs: { name: string; data: object; startAfter?: string }[]) => {
-    await boss.insert(jobs as PgBoss.JobInsert[], { db: executorOf(tx) } as never);
+  const insertJobs = async (tx: Parameters<typeof executorOf>[0], jobs: QueuedJob[]) => {
+    const rows = jobs.map((j) => ({ name: j.name, data: j.data, ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}) }));
+    await boss.insert(rows as PgBoss.JobInsert[], { db: executorOf(tx) } as never);
   };
 
-  // Crashed deliveries come back once their expiry passes: one time-out for the requests of a batch plus margin.
-  const expireInSeconds = Math.ceil(config.webhooks.timeoutMs / 1000) * 2 + 5;
-  await boss.createQueue(DELIVERY_QUEUE, { name: DELIVERY_QUEUE, retryLimit: 20, retryDelay: 1, expireInSeconds });
-  await boss.updateQueue(DELIVERY_QUEUE, { name: DELIVERY_QUEUE, retryLimit: 20, retryDelay: 1, expireInSeconds });
+  // The modules' queues; the id of each one's worker, to wake it when the outbox fed it.
+  const workerIds = new Map<string, string>();
+  for (const q of queues) {
+    const { batchSize, pollingIntervalSeconds, ...settings } = q.options;
+    await boss.createQueue(q.name, { name: q.name, ...settings });
+    await boss.updateQueue(q.name, { name: q.name, ...settings });
+    let id = '';
+    const ctx: QueueContext<object> = {
+      logger,
+      enqueue: (tx, next) =>
+        insertJobs(
+          tx,
+          next.map((j) => ({ name: q.name, ...j })),
+        ),
+    };
+    id = await boss.work<object>(q.name, { batchSize, pollingIntervalSeconds: pollingIntervalSeconds ?? 0.5 }, async (jobs) => {
+      await logFailure(logger, q.name, () =>
+        q.handle(
+          jobs.map((j) => j.data),
+          ctx,
+        ),
+      );
+      // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
+      if (jobs.length === batchSize) boss.notifyWorker(id);
+    });
+    workerIds.set(q.name, id);
+  }
+
   await boss.createQueue(EVENT_QUEUE, { name: EVENT_QUEUE, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 });
-
-  const batchSize = config.worker.deliveryBatch;
-  let deliveryWorkerId = '';
-  deliveryWorkerId = await boss.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    await logFailure(logger, DELIVERY_QUEUE, () =>
-      processDeliveryJobs(
-        {
-          db: rt.db,
-          secrets: rt.secrets,
-          sender,
-          limiter,
-          config: config.webhooks,
-          logger,
-          enqueue: (tx, next) =>
-            insertJobs(
-              tx,
-              next.map((j) => ({
-                name: DELIVERY_QUEUE,
-                data: j.data,
-                ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}),
-              })),
-            ),
-        },
-        jobs.map((j) => j.data),
-      ),
-    );
-    // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
-    if (jobs.length === batchSize) boss.notifyWorker(deliveryWorkerId);
-  });
-
   const eventWorkerId = await boss.work<{ event: DomainEvent }>(
     EVENT_QUEUE,
     { batchSize: 10, pollingIntervalSeconds: 0.5 },
@@ -108,6 +101,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       }
     },
   );
+  workerIds.set(EVENT_QUEUE, eventWorkerId);
 
   // Scheduled jobs: every instance proposes a tick; pg-boss's throttle (singletonSeconds) keeps one per interval.
   const timers: NodeJS.Timeout[] = [];
@@ -130,10 +124,12 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   const dispatchNow = async () => {
-    const r = await dispatchPending({ db: rt.db, internalTypes: () => new Set(consumers.keys()), insertJobs });
-    if (r.deliveries || r.resends) boss.notifyWorker(deliveryWorkerId);
-    if (r.internal) boss.notifyWorker(eventWorkerId);
-    if (r.events || r.resends) logger.debug(r, 'outbox dispatched');
+    const r = await dispatchPending({ db: rt.db, internalTypes: () => new Set(consumers.keys()), fanOuts, insertJobs });
+    for (const queue of Object.keys(r.jobs)) {
+      const id = workerIds.get(queue);
+      if (id) boss.notifyWorker(id);
+    }
+    if (r.events || Object.keys(r.jobs).length) logger.debug(r, 'outbox dispatched');
   };
   // The outbox loop: a full pass right after another (backlog), otherwise every dispatchIntervalMs.
   let loopTimer: NodeJS.Timeout | null = null;
@@ -146,7 +142,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       });
   };
   loop();
-  logger.info({ queues: [DELIVERY_QUEUE, EVENT_QUEUE, ...scheduled.map((s) => `every-${s.name}`)] }, 'worker started');
+  logger.info({ queues: [...workerIds.keys(), ...scheduled.map((s) => `every-${s.name}`)] }, 'worker started');
 
   return {
     boss,
@@ -157,7 +153,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       for (const t of timers) clearInterval(t);
       await running;
       await boss.stop({ graceful: true, wait: true, timeout: config.webhooks.timeoutMs + 2000 });
-      if (!opts.sender) await sender.close();
+      for (const close of closers) await close();
     },
   };
 }

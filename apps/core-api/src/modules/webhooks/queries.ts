@@ -198,3 +198,54 @@ export async function findDelivery(tx: Queryable, orgId: string, subscriptionId:
   );
   return rows[0] ?? null;
 }
+
+/**
+ * One delivery per active subscription of the event's organization that wants the event's type (or
+ * "*"); unique per (subscription, event), so a pass that runs twice creates nothing new. Returns the new ids.
+ */
+export async function insertDeliveries(
+  tx: Queryable,
+  events: { id: string; organization_id: string | null; type: string }[],
+): Promise<string[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    `insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type)
+     select s.organization_id, s.id, e.id, e.type
+     from unnest($1::uuid[], $2::uuid[], $3::text[]) as e (id, organization_id, type)
+     join webhook_subscriptions s on s.organization_id = e.organization_id and s.status = 'active'
+       and (e.type = any (s.event_types) or '*' = any (s.event_types))
+     order by e.id
+     on conflict (subscription_id, event_id) do nothing
+     returning id`,
+    [events.map((e) => e.id), events.map((e) => e.organization_id), events.map((e) => e.type)],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** Takes up to `limit` manual re-sends flagged by the API (resendDelivery), clearing the flag. */
+export async function claimResends(tx: Queryable, limit: number): Promise<{ id: string; attempts: number }[]> {
+  const { rows } = await tx.query<{ id: string; attempts: number }>(
+    `with r as (
+       select id from webhook_deliveries where resend_requested_at is not null order by resend_requested_at limit $1 for update skip locked
+     )
+     update webhook_deliveries d set resend_requested_at = null from r where d.id = r.id returning d.id, d.attempts`,
+    [limit],
+  );
+  return rows;
+}
+
+/**
+ * Retention of the outbox and the delivery log: dispatched events and finished deliveries (with their
+ * attempts) older than `days` are deleted. Pending deliveries and the events they need are kept whatever
+ * their age, so a delivery can always be sent or re-sent while it exists.
+ */
+export async function deleteOldDeliveries(tx: Queryable, days: number): Promise<{ deliveries: number; events: number }> {
+  const d = await tx.query(`delete from webhook_deliveries where status <> 'pending' and updated_at < now() - make_interval(days => $1)`, [
+    days,
+  ]);
+  const e = await tx.query(
+    `delete from domain_events e where e.dispatched_at < now() - make_interval(days => $1)
+       and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.status = 'pending')`,
+    [days],
+  );
+  return { deliveries: d.rowCount, events: e.rowCount };
+}
