@@ -7,6 +7,15 @@ import { insertAudit } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { WebhookSender, SendResult } from './sender.ts';
 import { signDelivery } from './signing.ts';
+import {
+  clearFailingSince,
+  disableSubscriptionRow,
+  failUndeliverable,
+  type Loaded,
+  loadDeliveries,
+  markFailing,
+  recordAttempts,
+} from './queries.ts';
 
 /** The data of one durable delivery job: which delivery, and which attempt this job is. */
 export interface DeliveryJob {
@@ -30,22 +39,6 @@ export interface DeliveryEngineDeps {
   enqueue: Enqueue;
 }
 
-interface Loaded {
-  id: string;
-  organization_id: string;
-  subscription_id: string;
-  event_id: string;
-  event_type: string;
-  status: string;
-  attempts: number;
-  url: string;
-  sub_status: string;
-  secret_sealed: string;
-  previous_sealed: string | null;
-  failing_since: Date | null;
-  event_data: Record<string, unknown> | null;
-}
-
 /** Delay before the attempt after `attempt` (1-based) failed, with ±10% jitter; null when attempts are used up. */
 export function retryDelaySeconds(schedule: readonly number[], attempt: number, random = Math.random): number | null {
   const base = schedule[attempt - 1];
@@ -62,16 +55,9 @@ export function retryDelaySeconds(schedule: readonly number[], attempt: number, 
  */
 export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: DeliveryJob[]): Promise<void> {
   if (!jobs.length) return;
-  const { rows } = await deps.db.query<Loaded>(
-    `select d.id, d.organization_id, d.subscription_id, d.event_id, d.event_type, d.status, d.attempts,
-            s.url, s.status as sub_status, s.secret_sealed,
-            case when s.previous_secret_expires_at > now() then s.previous_secret_sealed end as previous_sealed,
-            s.failing_since, e.data as event_data
-     from webhook_deliveries d
-     join webhook_subscriptions s on s.id = d.subscription_id
-     left join domain_events e on e.id = d.event_id
-     where d.id = any($1::uuid[])`,
-    [jobs.map((j) => j.delivery_id)],
+  const rows = await loadDeliveries(
+    deps.db,
+    jobs.map((j) => j.delivery_id),
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
   const deferred: { data: DeliveryJob; startAfter: Date }[] = [];
@@ -104,12 +90,7 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
 
   await deps.db.transaction(async (tx) => {
     for (const d of dropped) {
-      await tx.query(
-        `update webhook_deliveries set status = 'failed', next_attempt_at = null,
-           last_error = case when $2 then 'the subscription is disabled' else 'the event no longer exists' end
-         where id = $1 and status = 'pending'`,
-        [d.id, d.sub_status !== 'active'],
-      );
+      await failUndeliverable(tx, d.id, d.sub_status !== 'active');
     }
     const next: { data: DeliveryJob; startAfter: Date }[] = [...deferred];
     const outcomes = results.map(({ job, d, result }) => ({
@@ -124,9 +105,7 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
       if (o.nextAttemptAt) next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt });
     const succeeded = [...new Set(outcomes.filter((o) => o.result.ok).map((o) => o.d.subscription_id))];
     if (succeeded.length) {
-      await tx.query('update webhook_subscriptions set failing_since = null where id = any($1::uuid[]) and failing_since is not null', [
-        succeeded,
-      ]);
+      await clearFailingSince(tx, succeeded);
     }
     const disabled = new Set<string>();
     for (const { d, result } of outcomes) {
@@ -149,81 +128,20 @@ function outcome(config: Config['webhooks'], attempt: number, r: SendResult): Da
   return delay === null ? null : new Date(Date.now() + delay * 1000);
 }
 
-interface AttemptOutcome {
-  d: { id: string; organization_id: string; subscription_id: string };
-  attempt: number;
-  trigger: 'event' | 'test' | 'resend';
-  result: SendResult;
-  nextAttemptAt: Date | null;
-}
-
-/**
- * Writes the attempts' log rows and moves their deliveries on: two set-based statements for a whole batch
- * (a row per attempt would cost a round trip each). Shared with the test route.
- */
-export async function recordAttempts(tx: Queryable, items: AttemptOutcome[]): Promise<void> {
-  if (!items.length) return;
-  const col = <T>(f: (o: AttemptOutcome) => T) => items.map(f);
-  await tx.query(
-    `insert into webhook_delivery_attempts
-       (organization_id, subscription_id, delivery_id, attempt, trigger, status_code, latency_ms, error, response_body, next_attempt_at)
-     select a.org, a.sub, a.delivery, a.attempt, a.trigger, a.status_code, a.latency, a.error, left(a.body, 1024), a.next_at
-     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::timestamptz[])
-       as a (org, sub, delivery, attempt, trigger, status_code, latency, error, body, next_at)
-     on conflict (delivery_id, attempt) do nothing`,
-    [
-      col((o) => o.d.organization_id),
-      col((o) => o.d.subscription_id),
-      col((o) => o.d.id),
-      col((o) => o.attempt),
-      col((o) => o.trigger),
-      col((o) => o.result.statusCode),
-      col((o) => o.result.latencyMs),
-      col((o) => o.result.error),
-      col((o) => o.result.responseBody),
-      col((o) => o.nextAttemptAt),
-    ],
-  );
-  await tx.query(
-    `update webhook_deliveries d set attempts = greatest(d.attempts, u.attempt),
-       status = case when u.ok then 'delivered' when u.next_at is null then 'failed' else 'pending' end,
-       delivered_at = case when u.ok then now() else d.delivered_at end,
-       next_attempt_at = u.next_at, last_status_code = u.status_code, last_error = u.error
-     from unnest($1::uuid[], $2::int[], $3::bool[], $4::timestamptz[], $5::int[], $6::text[]) as u (id, attempt, ok, next_at, status_code, error)
-     where d.id = u.id`,
-    [
-      col((o) => o.d.id),
-      col((o) => o.attempt),
-      col((o) => o.result.ok),
-      col((o) => o.nextAttemptAt),
-      col((o) => o.result.statusCode),
-      col((o) => o.result.error),
-    ],
-  );
-}
-
 /**
  * A 410 Gone means the receiver removed the endpoint: stop at once. Otherwise a subscription is disabled
  * when its endpoint has failed, with no success in between, for longer than the configured threshold.
  */
 async function failureDisables(tx: Queryable, config: Config['webhooks'], d: Loaded, r: SendResult): Promise<'gone' | 'failing' | null> {
   if (r.statusCode === 410) return 'gone';
-  const { rows } = await tx.query<{ since: Date }>(
-    `update webhook_subscriptions set failing_since = coalesce(failing_since, now()) where id = $1 returning failing_since as since`,
-    [d.subscription_id],
-  );
-  const since = rows[0]?.since;
+  const since = await markFailing(tx, d.subscription_id);
   // failing_since predates this attempt: this failure continues an earlier run of failures.
   if (since && d.failing_since && Date.now() - new Date(since).getTime() >= config.disableAfterSeconds * 1000) return 'failing';
   return null;
 }
 
 async function disableSubscription(tx: Queryable, d: Loaded, reason: 'gone' | 'failing', r: SendResult): Promise<void> {
-  const { rowCount } = await tx.query(
-    `update webhook_subscriptions set status = 'disabled', disabled_reason = $2, disabled_at = now() where id = $1 and status = 'active'`,
-    [d.subscription_id, reason],
-  );
-  if (!rowCount) return;
+  if (!(await disableSubscriptionRow(tx, d.subscription_id, reason))) return;
   await insertAudit(tx, {
     organizationId: d.organization_id,
     actorUserId: null,

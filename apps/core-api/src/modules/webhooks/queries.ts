@@ -1,5 +1,6 @@
 import type { Queryable } from '@clinic/db';
 import { SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+import type { SendResult } from './sender.ts';
 
 /** A subscription as the API shows it: never a secret (spec 2.9: the secret appears only when created). */
 export interface SubscriptionRow {
@@ -248,4 +249,146 @@ export async function deleteOldDeliveries(tx: Queryable, days: number): Promise<
     [days],
   );
   return { deliveries: d.rowCount, events: e.rowCount };
+}
+
+/** A delivery with what sending it needs: its subscription's URL and secrets, and the event's data. */
+export interface Loaded {
+  id: string;
+  organization_id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: string;
+  attempts: number;
+  url: string;
+  sub_status: string;
+  secret_sealed: string;
+  previous_sealed: string | null;
+  failing_since: Date | null;
+  event_data: Record<string, unknown> | null;
+}
+
+export async function loadDeliveries(db: Queryable, ids: string[]): Promise<Loaded[]> {
+  const { rows } = await db.query<Loaded>(
+    `select d.id, d.organization_id, d.subscription_id, d.event_id, d.event_type, d.status, d.attempts,
+            s.url, s.status as sub_status, s.secret_sealed,
+            case when s.previous_secret_expires_at > now() then s.previous_secret_sealed end as previous_sealed,
+            s.failing_since, e.data as event_data
+     from webhook_deliveries d
+     join webhook_subscriptions s on s.id = d.subscription_id
+     left join domain_events e on e.id = d.event_id
+     where d.id = any($1::uuid[])`,
+    [ids],
+  );
+  return rows;
+}
+
+/** A pending delivery that can no longer be sent (its subscription disabled, or its event gone) fails. */
+export async function failUndeliverable(tx: Queryable, id: string, subscriptionDisabled: boolean): Promise<void> {
+  await tx.query(
+    `update webhook_deliveries set status = 'failed', next_attempt_at = null,
+       last_error = case when $2 then 'the subscription is disabled' else 'the event no longer exists' end
+     where id = $1 and status = 'pending'`,
+    [id, subscriptionDisabled],
+  );
+}
+
+/** A success ends a run of failures. */
+export async function clearFailingSince(tx: Queryable, subscriptionIds: string[]): Promise<void> {
+  await tx.query('update webhook_subscriptions set failing_since = null where id = any($1::uuid[]) and failing_since is not null', [
+    subscriptionIds,
+  ]);
+}
+
+/** Marks a subscription failing (if it was not already) and returns since when. */
+export async function markFailing(tx: Queryable, subscriptionId: string): Promise<Date | undefined> {
+  const { rows } = await tx.query<{ since: Date }>(
+    `update webhook_subscriptions set failing_since = coalesce(failing_since, now()) where id = $1 returning failing_since as since`,
+    [subscriptionId],
+  );
+  return rows[0]?.since;
+}
+
+/** Disables an active subscription; false when it was not active (another worker got there first). */
+export async function disableSubscriptionRow(tx: Queryable, subscriptionId: string, reason: 'gone' | 'failing'): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `update webhook_subscriptions set status = 'disabled', disabled_reason = $2, disabled_at = now() where id = $1 and status = 'active'`,
+    [subscriptionId, reason],
+  );
+  return rowCount > 0;
+}
+
+export interface AttemptOutcome {
+  d: { id: string; organization_id: string; subscription_id: string };
+  attempt: number;
+  trigger: 'event' | 'test' | 'resend';
+  result: SendResult;
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Writes the attempts' log rows and moves their deliveries on: two set-based statements for a whole batch
+ * (a row per attempt would cost a round trip each). Shared with the test route.
+ */
+export async function recordAttempts(tx: Queryable, items: AttemptOutcome[]): Promise<void> {
+  if (!items.length) return;
+  const col = <T>(f: (o: AttemptOutcome) => T) => items.map(f);
+  await tx.query(
+    `insert into webhook_delivery_attempts
+       (organization_id, subscription_id, delivery_id, attempt, trigger, status_code, latency_ms, error, response_body, next_attempt_at)
+     select a.org, a.sub, a.delivery, a.attempt, a.trigger, a.status_code, a.latency, a.error, left(a.body, 1024), a.next_at
+     from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::timestamptz[])
+       as a (org, sub, delivery, attempt, trigger, status_code, latency, error, body, next_at)
+     on conflict (delivery_id, attempt) do nothing`,
+    [
+      col((o) => o.d.organization_id),
+      col((o) => o.d.subscription_id),
+      col((o) => o.d.id),
+      col((o) => o.attempt),
+      col((o) => o.trigger),
+      col((o) => o.result.statusCode),
+      col((o) => o.result.latencyMs),
+      col((o) => o.result.error),
+      col((o) => o.result.responseBody),
+      col((o) => o.nextAttemptAt),
+    ],
+  );
+  await tx.query(
+    `update webhook_deliveries d set attempts = greatest(d.attempts, u.attempt),
+       status = case when u.ok then 'delivered' when u.next_at is null then 'failed' else 'pending' end,
+       delivered_at = case when u.ok then now() else d.delivered_at end,
+       next_attempt_at = u.next_at, last_status_code = u.status_code, last_error = u.error
+     from unnest($1::uuid[], $2::int[], $3::bool[], $4::timestamptz[], $5::int[], $6::text[]) as u (id, attempt, ok, next_at, status_code, error)
+     where d.id = u.id`,
+    [
+      col((o) => o.d.id),
+      col((o) => o.attempt),
+      col((o) => o.result.ok),
+      col((o) => o.nextAttemptAt),
+      col((o) => o.result.statusCode),
+      col((o) => o.result.error),
+    ],
+  );
+}
+
+/** A new id for an event that is not in the outbox (a test delivery's own). */
+export async function newEventId(tx: Queryable): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>('select app.uuid_v7() as id');
+  return rows[0]!.id;
+}
+
+/** The delivery row of a test delivery (POST .../test), whose attempt is then recorded like any other. */
+export async function insertTestDelivery(tx: Queryable, orgId: string, subscriptionId: string, eventId: string): Promise<string> {
+  const { rows } = await tx.query<{ id: string }>(
+    `insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type, status) values ($1, $2, $3, 'webhook.test', 'pending') returning id`,
+    [orgId, subscriptionId, eventId],
+  );
+  return rows[0]!.id;
+}
+
+/** Flags a delivery for a manual re-send: the next outbox pass queues it (claimResends). */
+export async function requestResend(tx: Queryable, deliveryId: string): Promise<void> {
+  await tx.query(`update webhook_deliveries set status = 'pending', resend_requested_at = now(), next_attempt_at = now() where id = $1`, [
+    deliveryId,
+  ]);
 }

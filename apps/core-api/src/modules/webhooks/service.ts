@@ -5,7 +5,6 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { recordChange } from '../../platform/audit.ts';
 import { EVENT_CATALOG, SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
 import type { Actor } from '../../platform/actor.ts';
-import { recordAttempts } from './delivery.ts';
 import * as q from './queries.ts';
 import { ATTEMPT_SORT, SUBSCRIPTION_SORT } from './schemas.ts';
 import type { WebhookSender } from './sender.ts';
@@ -192,8 +191,7 @@ export async function sendTest(inTx: InTx, deps: WebhookDeps, actor: Actor, id: 
   const { sealed, eventId, url } = await inTx(async (tx) => {
     const sub = await q.findSubscription(tx, orgId, id);
     if (!sub) throw notFound();
-    const { rows } = await tx.query<{ id: string }>('select app.uuid_v7() as id');
-    return { sealed: await q.sealedSecrets(tx, orgId, id), eventId: rows[0]!.id, url: sub.url };
+    return { sealed: await q.sealedSecrets(tx, orgId, id), eventId: await q.newEventId(tx), url: sub.url };
   });
   const data = { organization_id: orgId, subscription_id: id, message: 'This is a test delivery from the clinic platform.' };
   const signed = signDelivery(
@@ -202,12 +200,8 @@ export async function sendTest(inTx: InTx, deps: WebhookDeps, actor: Actor, id: 
   );
   const result = await deps.sender.send(url, signed);
   const deliveryId = await inTx(async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
-      `insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type, status) values ($1, $2, $3, 'webhook.test', 'pending') returning id`,
-      [orgId, id, eventId],
-    );
-    const delivery = { id: rows[0]!.id, organization_id: orgId, subscription_id: id };
-    await recordAttempts(tx, [{ d: delivery, attempt: 1, trigger: 'test', result, nextAttemptAt: null }]);
+    const delivery = { id: await q.insertTestDelivery(tx, orgId, id, eventId), organization_id: orgId, subscription_id: id };
+    await q.recordAttempts(tx, [{ d: delivery, attempt: 1, trigger: 'test', result, nextAttemptAt: null }]);
     await audit(tx, actor, orgId, 'webhook_subscription.tested', id, {
       event_id: eventId,
       status_code: result.statusCode,
@@ -239,9 +233,7 @@ export async function resendDelivery(tx: Queryable, actor: Actor, id: string, de
     throw errors.conflict('delivery_not_failed', `Only failed deliveries can be re-sent; this one is ${d.status}.`);
   if (sub.status !== 'active')
     throw errors.conflict('subscription_disabled', 'The subscription is disabled: re-enable it (PATCH status "active") before re-sending.');
-  await tx.query(`update webhook_deliveries set status = 'pending', resend_requested_at = now(), next_attempt_at = now() where id = $1`, [
-    deliveryId,
-  ]);
+  await q.requestResend(tx, deliveryId);
   await audit(tx, actor, orgId, 'webhook_delivery.resend_requested', id, { delivery_id: deliveryId, event_id: d.event_id });
   return { delivery_id: deliveryId, status: 'pending' as const, attempt: d.attempts + 1 };
 }
