@@ -3,6 +3,15 @@ import type { AssetStore } from '@clinic/assets';
 import { finalizeSession } from '@clinic/telemetry';
 import type { Logger } from 'pino';
 import type { DomainEvent, WorkerRegistry } from '../../worker/types.ts';
+import {
+  closeWithoutConsent,
+  deleteMediaMetricsBefore,
+  deleteSessionsEndedBefore,
+  expiredReplays,
+  markReplayDeleted,
+  silentSessions,
+  writeSessionMetrics,
+} from './queries.ts';
 
 export interface ExerciseSessionJobDeps {
   db: Database;
@@ -24,7 +33,7 @@ interface Rep {
   tempo_s: number;
   score: number;
 }
-interface EndedData {
+export interface EndedData {
   session_id: string;
   organization_id: string;
   patient_user_id: string;
@@ -50,71 +59,7 @@ interface EndedData {
  */
 export async function handleSessionEnded(deps: Pick<ExerciseSessionJobDeps, 'db'>, event: DomainEvent): Promise<void> {
   const d = event.data as unknown as EndedData;
-  const r = d.result;
-  await deps.db.transaction(async (tx) => {
-    const ins = await tx.query(
-      `insert into pose_session_metrics (session_id, organization_id, patient_user_id, exercise_id, status, rep_count, form_score, rom,
-         algorithm_version, duration_s, frames, valid_frames, ended_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13) on conflict (session_id) do nothing`,
-      [
-        d.session_id,
-        d.organization_id,
-        d.patient_user_id,
-        d.exercise_id,
-        d.status,
-        r?.rep_count ?? 0,
-        r?.form_score ?? null,
-        JSON.stringify(r?.rom ?? {}),
-        r?.algorithm_version ?? 'none',
-        r?.duration_s ?? 0,
-        r?.frames ?? 0,
-        r?.valid_frames ?? 0,
-        d.ended_at,
-      ],
-    );
-    if (ins.rowCount === 0) return;
-    for (const rep of r?.reps ?? []) {
-      await tx.query(
-        `insert into pose_rep_metrics (session_id, rep_index, organization_id, patient_user_id, start_ms, end_ms, range_deg, peak_deg, tempo_s, score)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
-        [
-          d.session_id,
-          rep.index,
-          d.organization_id,
-          d.patient_user_id,
-          Math.round(rep.start_ms),
-          Math.round(rep.end_ms),
-          rep.range_deg,
-          rep.peak_deg,
-          rep.tempo_s,
-          rep.score,
-        ],
-      );
-    }
-    const score = r?.form_score ?? null;
-    await tx.query(
-      `insert into patient_exercise_log as l (organization_id, patient_user_id, exercise_id, sessions, completed_sessions, total_reps,
-         last_session_id, last_session_at, last_form_score, best_form_score)
-       values ($1, $2, $3, 1, $4, $5, $6, $7, $8, $8)
-       on conflict (organization_id, patient_user_id, exercise_id) do update set
-         sessions = l.sessions + 1, completed_sessions = l.completed_sessions + excluded.completed_sessions,
-         total_reps = l.total_reps + excluded.total_reps,
-         last_session_id = case when excluded.last_session_at >= coalesce(l.last_session_at, '-infinity') then excluded.last_session_id else l.last_session_id end,
-         last_form_score = case when excluded.last_session_at >= coalesce(l.last_session_at, '-infinity') then excluded.last_form_score else l.last_form_score end,
-         last_session_at = greatest(l.last_session_at, excluded.last_session_at),
-         best_form_score = greatest(l.best_form_score, excluded.best_form_score), updated_at = now()`,
-      [
-        d.organization_id,
-        d.patient_user_id,
-        d.exercise_id,
-        d.status === 'completed' ? 1 : 0,
-        r?.rep_count ?? 0,
-        d.session_id,
-        d.ended_at,
-        score,
-      ],
-    );
-  });
+  await deps.db.transaction((tx) => writeSessionMetrics(tx, d));
 }
 
 /**
@@ -124,20 +69,10 @@ export async function handleSessionEnded(deps: Pick<ExerciseSessionJobDeps, 'db'
  * frames are dropped (processing after a withdrawal is not allowed).
  */
 export async function sweepSilentSessions(deps: ExerciseSessionJobDeps, now = new Date()): Promise<number> {
-  const { rows } = await deps.db.query<{ id: string; consent: string }>(
-    `select s.id, app.telemetry_gate(s.patient_user_id, s.organization_id, 'biometric') as consent
-     from exercise_sessions s
-     where s.status in ('active', 'ending')
-       and greatest(s.started_at, (select max(b.received_at) from pose_batches b where b.session_id = s.id)) < $1::timestamptz - interval '${SILENCE_MINUTES} minutes'
-     order by s.started_at limit 100`,
-    [now.toISOString()],
-  );
+  const rows = await silentSessions(deps.db, now, SILENCE_MINUTES);
   for (const s of rows) {
     if (s.consent !== 'ok') {
-      await deps.db.transaction(async (tx) => {
-        await tx.query(`update exercise_sessions set status = 'ending' where id = $1 and status = 'active'`, [s.id]);
-        await tx.query(`select app.telemetry_finish($1, 'incomplete', 'consent_withdrawn', null, null, 0, 0)`, [s.id]);
-      });
+      await deps.db.transaction((tx) => closeWithoutConsent(tx, s.id));
       continue;
     }
     await finalizeSession(deps, s.id, null, { status: 'incomplete', reason: 'silence' });
@@ -151,25 +86,16 @@ export async function applyRetention(
   now = new Date(),
 ): Promise<{ media: number; sessions: number; replays: number }> {
   const at = now.toISOString();
-  const media = await deps.db.query(
-    `delete from media_session_metrics where created_at < $1::timestamptz - interval '${RETENTION.mediaMetrics}'`,
-    [at],
-  );
-  const old = await deps.db.query<{ id: string; replay_key: string | null }>(
-    `select id, replay_key from exercise_sessions where status in ('completed', 'incomplete') and ended_at < $1::timestamptz - interval '${RETENTION.replayBlobs}' and replay_key is not null limit 1000`,
-    [at],
-  );
-  for (const s of old.rows) {
+  const media = await deleteMediaMetricsBefore(deps.db, at, RETENTION.mediaMetrics);
+  const old = await expiredReplays(deps.db, at, RETENTION.replayBlobs);
+  for (const s of old) {
     // The blob first: a crash leaves the key set, and the next run deletes it again (delete is idempotent).
     await deps.assets.delete(s.replay_key!);
-    await deps.db.query('update exercise_sessions set replay_key = null, replay_deleted_at = now() where id = $1', [s.id]);
+    await markReplayDeleted(deps.db, s.id);
   }
   // Sessions cascade to their pose session and rep metrics.
-  const sessions = await deps.db.query(
-    `delete from exercise_sessions where ended_at < $1::timestamptz - interval '${RETENTION.poseAggregates}'`,
-    [at],
-  );
-  return { media: media.rowCount, sessions: sessions.rowCount, replays: old.rows.length };
+  const sessions = await deleteSessionsEndedBefore(deps.db, at, RETENTION.poseAggregates);
+  return { media, sessions, replays: old.length };
 }
 
 /** Registered by apps/core-api/src/worker/registry.ts. */
