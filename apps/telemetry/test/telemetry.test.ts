@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { readAll } from '@clinic/assets';
 import { assertError, uniqueEmail } from '../../core-api/test/helpers.ts';
-import { handleSessionEnded, sweepSilentSessions } from '../../core-api/src/modules/exercise-sessions/jobs.ts';
+import { applyRetention, handleSessionEnded, sweepSilentSessions } from '../../core-api/src/modules/exercise-sessions/jobs.ts';
 import { decodeReplay, encodeBatch, encodeBatchGzip } from '../src/pose/format.ts';
 import { generateSession, toBatches } from '../src/synthetic/generator.ts';
 import { startWorld, type World } from './support.ts';
@@ -252,5 +252,22 @@ describe('telemetry service', () => {
       [s.id],
     );
     assert.deepEqual(rows[0], { status: 'incomplete', end_reason: 'silence', reps: 3 });
+  });
+  it('retention (spec 8): replays go after 6 months, media metrics after 2 years, ended sessions after 7 years', async () => {
+    const deps = { db: w.t.db, assets: w.assets, logger: w.t.rt.logger };
+    const count = async (sql: string) => (await w.t.db.query<{ n: number }>(sql)).rows[0]!.n;
+    const day = 86_400_000;
+    const replays = await count('select count(*)::int as n from exercise_sessions where replay_key is not null');
+    const media = await count('select count(*)::int as n from media_session_metrics');
+    const ended = await count('select count(*)::int as n from exercise_sessions where ended_at is not null');
+    assert.ok(replays > 0 && media > 0 && ended > 0, 'the earlier tests left a replay, media metrics and ended sessions');
+
+    const at7Months = await applyRetention(deps, new Date(Date.now() + 215 * day));
+    assert.deepEqual(at7Months, { media: 0, sessions: 0, replays });
+    assert.equal(await count('select count(*)::int as n from exercise_sessions where replay_key is not null'), 0);
+    const at3Years = await applyRetention(deps, new Date(Date.now() + 3 * 366 * day));
+    assert.deepEqual(at3Years, { media, sessions: 0, replays: 0 });
+    const at8Years = await applyRetention(deps, new Date(Date.now() + 8 * 366 * day));
+    assert.deepEqual(at8Years, { media: 0, sessions: ended, replays: 0 });
   });
 });
