@@ -2,6 +2,7 @@ import type { AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
 import type { Logger } from 'pino';
 import type { WorkerRegistry } from '../../worker/types.ts';
+import { knownAssetKeys } from './queries.ts';
 
 export interface FormJobDeps {
   db: Database;
@@ -28,10 +29,10 @@ export async function sweepOrphanFormFiles(deps: FormJobDeps, now = Date.now()):
     if (m && now - createdAtOf(m) > ORPHAN_GRACE_MS) candidates.push(key);
   }
   if (!candidates.length) return [];
-  const { rows } = await deps.db.withScope({ role: 'app_bypass', principalId: null, orgId: null, permissions: [] }, (tx) =>
-    tx.query<{ asset_key: string }>('select asset_key from form_files where asset_key = any($1::text[])', [candidates]),
+  const rows = await deps.db.withScope({ role: 'app_bypass', principalId: null, orgId: null, permissions: [] }, (tx) =>
+    knownAssetKeys(tx, candidates),
   );
-  const known = new Set(rows.map((r) => r.asset_key));
+  const known = new Set(rows);
   const orphans = candidates.filter((k) => !known.has(k));
   for (const key of orphans) await deps.assets.delete(key);
   if (orphans.length) deps.logger.info({ count: orphans.length }, 'removed orphan form files');

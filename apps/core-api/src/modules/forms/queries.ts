@@ -179,3 +179,9 @@ export async function deleteFile(tx: Queryable, orgId: string, formId: string, f
   ]);
   return (rowCount ?? 0) > 0;
 }
+
+/** Which of these asset keys belong to a form file (the orphan sweep deletes the others). */
+export async function knownAssetKeys(tx: Queryable, keys: string[]): Promise<string[]> {
+  const { rows } = await tx.query<{ asset_key: string }>('select asset_key from form_files where asset_key = any($1::text[])', [keys]);
+  return rows.map((r) => r.asset_key);
+}

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '@clinic/db';
+import { claimExportJob, failExportJob, finishExportJob, setExportProgress } from './queries.ts';
 
 /** How long a finished archive can be downloaded; the worker's sweeps delete expired files. */
 export const EXPORT_TTL_DAYS = 7;
@@ -168,35 +169,24 @@ export function createJobRunner(db: Database, log: Logger, pollMs = 1000): JobRu
   let again = false;
 
   async function claim(): Promise<{ id: string; payload: ExportPayload } | null> {
-    const { rows } = await db.query<{ id: string; payload: ExportPayload }>(
-      `update jobs set status = 'running', attempts = attempts + 1, progress = 1
-       where id = (select id from jobs where status = 'queued' and kind = 'gdpr_export' order by created_at limit 1 for update skip locked)
-       returning id, payload`,
-    );
-    return rows[0] ?? null;
+    return claimExportJob<ExportPayload>(db);
   }
 
   async function runOne(job: { id: string; payload: ExportPayload }): Promise<void> {
     try {
       const file = await buildExport(db, job.id, job.payload, async (pct) => {
-        await db.query('update jobs set progress = $2 where id = $1', [job.id, pct]);
+        await setExportProgress(db, job.id, pct);
       });
       const result = {
         file_name: `gdpr-export-${job.id}.json`,
         bytes: file.length,
         sha256: createHash('sha256').update(file).digest('hex'),
       };
-      await db.query(
-        `update jobs set status = 'done', progress = 100, file = $2, result = $3, result_path = $4,
-                expires_at = now() + make_interval(days => $5) where id = $1`,
-        [job.id, file, JSON.stringify(result), `jobs/${job.id}/file`, EXPORT_TTL_DAYS],
-      );
+      await finishExportJob(db, job.id, file, result, EXPORT_TTL_DAYS);
       log.info({ jobId: job.id, bytes: file.length }, 'gdpr export done');
     } catch (err) {
       log.error({ err, jobId: job.id }, 'gdpr export failed');
-      await db
-        .query(`update jobs set status = 'failed', error = $2 where id = $1`, [job.id, 'The export failed; request a new one.'])
-        .catch(() => {});
+      await failExportJob(db, job.id, 'The export failed; request a new one.').catch(() => {});
     }
   }
 

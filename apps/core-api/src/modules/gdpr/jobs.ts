@@ -1,5 +1,6 @@
 import type { Database } from '@clinic/db';
 import type { WorkerRegistry } from '../../worker/types.ts';
+import { emptyExpiredExports, requeueStaleExports } from './queries.ts';
 
 /** A running export whose job row has not moved for this long lost its runner (the process died). */
 export const STALE_EXPORT_MINUTES = 10;
@@ -14,21 +15,13 @@ export async function recoverStaleExports(
   db: Database,
   staleMinutes = STALE_EXPORT_MINUTES,
 ): Promise<{ requeued: number; failed: number }> {
-  const { rows } = await db.query<{ status: string }>(
-    `update jobs set status = case when attempts >= $2 then 'failed' else 'queued' end,
-            error = case when attempts >= $2 then 'The export failed repeatedly; request a new one.' else error end,
-            progress = 0
-     where kind = 'gdpr_export' and status = 'running' and updated_at < now() - make_interval(mins => $1)
-     returning status`,
-    [staleMinutes, MAX_EXPORT_ATTEMPTS],
-  );
+  const rows = await requeueStaleExports(db, staleMinutes, MAX_EXPORT_ATTEMPTS);
   return { requeued: rows.filter((r) => r.status === 'queued').length, failed: rows.filter((r) => r.status === 'failed').length };
 }
 
 /** Expired archives are deleted; the job row stays (downloads answer 410 export_expired). */
 export async function purgeExpiredExports(db: Database): Promise<number> {
-  const { rowCount } = await db.query(`update jobs set file = null where kind = 'gdpr_export' and file is not null and expires_at < now()`);
-  return rowCount;
+  return emptyExpiredExports(db);
 }
 
 export function registerGdprJobs(registry: WorkerRegistry, deps: { db: Database }): void {

@@ -103,3 +103,49 @@ export async function exportFile(tx: Queryable, id: string): Promise<Buffer | nu
   const f = rows[0]?.file;
   return f ? Buffer.from(f) : null;
 }
+
+/** Claims the oldest queued export (skipping one another instance holds), counting the attempt. */
+export async function claimExportJob<P>(db: Queryable): Promise<{ id: string; payload: P } | null> {
+  const { rows } = await db.query<{ id: string; payload: P }>(
+    `update jobs set status = 'running', attempts = attempts + 1, progress = 1
+     where id = (select id from jobs where status = 'queued' and kind = 'gdpr_export' order by created_at limit 1 for update skip locked)
+     returning id, payload`,
+  );
+  return rows[0] ?? null;
+}
+
+export async function setExportProgress(db: Queryable, jobId: string, percent: number): Promise<void> {
+  await db.query('update jobs set progress = $2 where id = $1', [jobId, percent]);
+}
+
+/** Stores the archive with its job; downloadable for `ttlDays`. */
+export async function finishExportJob(db: Queryable, jobId: string, file: Buffer, result: object, ttlDays: number): Promise<void> {
+  await db.query(
+    `update jobs set status = 'done', progress = 100, file = $2, result = $3, result_path = $4,
+            expires_at = now() + make_interval(days => $5) where id = $1`,
+    [jobId, file, JSON.stringify(result), `jobs/${jobId}/file`, ttlDays],
+  );
+}
+
+export async function failExportJob(db: Queryable, jobId: string, error: string): Promise<void> {
+  await db.query(`update jobs set status = 'failed', error = $2 where id = $1`, [jobId, error]);
+}
+
+/** Running exports whose row has not moved for `staleMinutes` lost their runner: queued again, or failed after `maxAttempts`. */
+export async function requeueStaleExports(db: Queryable, staleMinutes: number, maxAttempts: number): Promise<{ status: string }[]> {
+  const { rows } = await db.query<{ status: string }>(
+    `update jobs set status = case when attempts >= $2 then 'failed' else 'queued' end,
+            error = case when attempts >= $2 then 'The export failed repeatedly; request a new one.' else error end,
+            progress = 0
+     where kind = 'gdpr_export' and status = 'running' and updated_at < now() - make_interval(mins => $1)
+     returning status`,
+    [staleMinutes, maxAttempts],
+  );
+  return rows;
+}
+
+/** Expired archives are emptied; the job row stays. */
+export async function emptyExpiredExports(db: Queryable): Promise<number> {
+  const { rowCount } = await db.query(`update jobs set file = null where kind = 'gdpr_export' and file is not null and expires_at < now()`);
+  return rowCount;
+}

@@ -1,6 +1,7 @@
 import type { Database } from '@clinic/db';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { allProviders, resealCredentials } from './queries.ts';
+import { resealWebhookSecret, sealedWebhookSecrets } from '../webhooks/queries.ts';
 
 /**
  * `npm run cli -- providers re-encrypt`: after a new master key is put first in MASTER_KEYS, re-seals
@@ -30,9 +31,7 @@ export async function reencryptProviders(db: Database, secrets: SecretBox): Prom
 export async function reencryptWebhookSecrets(db: Database, secrets: SecretBox): Promise<{ resealed: number; current: number }> {
   let resealed = 0;
   let current = 0;
-  const { rows } = await db.query<{ id: string; secret_sealed: string; previous_secret_sealed: string | null }>(
-    'select id, secret_sealed, previous_secret_sealed from webhook_subscriptions order by id',
-  );
+  const rows = await sealedWebhookSecrets(db);
   for (const row of rows) {
     for (const column of ['secret_sealed', 'previous_secret_sealed'] as const) {
       const sealed = row[column];
@@ -41,12 +40,7 @@ export async function reencryptWebhookSecrets(db: Database, secrets: SecretBox):
         current++;
         continue;
       }
-      const res = await db.query(`update webhook_subscriptions set ${column} = $3 where id = $1 and ${column} = $2`, [
-        row.id,
-        sealed,
-        secrets.seal(secrets.open(sealed)),
-      ]);
-      if (res.rowCount > 0) resealed++;
+      if (await resealWebhookSecret(db, row.id, column, sealed, secrets.seal(secrets.open(sealed)))) resealed++;
     }
   }
   return { resealed, current };

@@ -392,3 +392,25 @@ export async function requestResend(tx: Queryable, deliveryId: string): Promise<
     deliveryId,
   ]);
 }
+
+/** Every subscription's sealed secrets, for re-sealing under a new master key. */
+export async function sealedWebhookSecrets(
+  db: Queryable,
+): Promise<{ id: string; secret_sealed: string; previous_secret_sealed: string | null }[]> {
+  const { rows } = await db.query<{ id: string; secret_sealed: string; previous_secret_sealed: string | null }>(
+    'select id, secret_sealed, previous_secret_sealed from webhook_subscriptions order by id',
+  );
+  return rows;
+}
+
+/** Compare-and-set of one sealed secret: false when the value changed meanwhile (another re-seal or a rotation). */
+export async function resealWebhookSecret(
+  db: Queryable,
+  id: string,
+  column: 'secret_sealed' | 'previous_secret_sealed',
+  from: string,
+  to: string,
+): Promise<boolean> {
+  const res = await db.query(`update webhook_subscriptions set ${column} = $3 where id = $1 and ${column} = $2`, [id, from, to]);
+  return res.rowCount > 0;
+}
