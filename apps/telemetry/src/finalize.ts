@@ -2,8 +2,9 @@ import type { AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
 import type { Logger } from 'pino';
 import { asTelemetry } from './db.ts';
+import * as q from './queries.ts';
+import type { SessionRow } from './queries.ts';
 import { decodeBatch, gunzipBatch } from './pose/format.ts';
-import type { Movement } from './pose/movement.ts';
 import { concatBatches, scoreSession, type SessionScore } from './pose/scoring.ts';
 import { gateError } from './gate.ts';
 
@@ -22,18 +23,8 @@ export interface EndedSession {
 
 export const replayKey = (orgId: string, sessionId: string) => `telemetry/replays/${orgId}/${sessionId}.pose.gz`;
 
-interface SessionRow {
-  organization_id: string;
-  patient_user_id: string;
-  status: string;
-  movement: Movement;
-  result: SessionScore | null;
-  replay_key: string | null;
-}
-
 async function sessionRow(deps: FinalizeDeps, id: string): Promise<SessionRow | null> {
-  const { rows } = await asTelemetry(deps.db, (tx) => tx.query<SessionRow>('select * from app.telemetry_session($1)', [id]));
-  return rows[0] ?? null;
+  return asTelemetry(deps.db, (tx) => q.sessionRow(tx, id));
 }
 
 const ended = (id: string, s: SessionRow): EndedSession => ({
@@ -56,20 +47,13 @@ export async function finalizeSession(
   caller: { userId: string; orgId: string } | null,
   outcome: { status: 'completed' | 'incomplete'; reason: 'session_end' | 'silence' },
 ): Promise<EndedSession> {
-  const { rows } = await asTelemetry(deps.db, (tx) =>
-    tx.query<{ s: string }>('select app.telemetry_begin_end($1, $2, $3) as s', [sessionId, caller?.userId ?? null, caller?.orgId ?? null]),
-  );
-  const begun = rows[0]!.s;
+  const begun = await asTelemetry(deps.db, (tx) => q.beginEnd(tx, sessionId, caller?.userId ?? null, caller?.orgId ?? null));
   if (begun === 'completed' || begun === 'incomplete') return ended(sessionId, (await sessionRow(deps, sessionId))!);
   if (begun !== 'ending') throw gateError(begun, 'biometric')!;
 
   const session = (await sessionRow(deps, sessionId))!;
-  const batches = await asTelemetry(deps.db, (tx) =>
-    tx.query<{ seq: number; frame_count: number; payload: Buffer | Uint8Array }>('select * from app.telemetry_session_batches($1)', [
-      sessionId,
-    ]),
-  );
-  const payloads = batches.rows.map((b) => Buffer.from(b.payload.buffer, b.payload.byteOffset, b.payload.byteLength));
+  const batches = await asTelemetry(deps.db, (tx) => q.sessionBatches(tx, sessionId));
+  const payloads = batches.map((b) => Buffer.from(b.payload.buffer, b.payload.byteOffset, b.payload.byteLength));
   const decoded = payloads.map((p) => decodeBatch(gunzipBatch(p)));
   const frames = concatBatches(decoded);
   const result = frames.count ? scoreSession(frames, session.movement) : null;
@@ -80,17 +64,9 @@ export async function finalizeSession(
     await deps.assets.put(key, Buffer.concat(payloads), { contentType: 'application/gzip' });
   }
   const finished = await asTelemetry(deps.db, (tx) =>
-    tx.query<{ ok: boolean }>('select app.telemetry_finish($1, $2, $3, $4::jsonb, $5, $6, $7) as ok', [
-      sessionId,
-      outcome.status,
-      outcome.reason,
-      result ? JSON.stringify(result) : null,
-      key,
-      payloads.length,
-      frames.count,
-    ]),
+    q.finish(tx, sessionId, outcome.status, outcome.reason, result ? JSON.stringify(result) : null, key, payloads.length, frames.count),
   );
-  if (!finished.rows[0]!.ok) return ended(sessionId, (await sessionRow(deps, sessionId))!);
+  if (!finished) return ended(sessionId, (await sessionRow(deps, sessionId))!);
   deps.logger.info(
     { session: sessionId, reps: result?.rep_count ?? 0, frames: frames.count, status: outcome.status },
     'exercise session finalized',

@@ -4,6 +4,7 @@ import { insertAudit } from '../platform/audit.ts';
 import { reencryptProviders, reencryptWebhookSecrets } from '../modules/providers/rotation.ts';
 import type { SecretBox } from '../platform/secrets.ts';
 import { MIGRATIONS_DIR } from '@clinic/db';
+import { deleteSuperadmin, insertSuperadmin, userByEmailCreating } from './queries.ts';
 
 export const USAGE = `usage:
   npm run cli -- migrate                      apply pending database migrations
@@ -79,15 +80,9 @@ export async function runCommand(db: Database, args: string[], deps: CommandDeps
 
 async function grantSuperadmin(db: Database, email: string): Promise<string> {
   return db.transaction(async (tx) => {
-    await tx.query(`insert into users (email) values ($1) on conflict do nothing`, [email]);
-    const { rows } = await tx.query<{ id: string; kind: string }>('select id, kind from users where lower(email) = $1', [email]);
-    const user = rows[0]!;
+    const user = await userByEmailCreating(tx, email);
     if (user.kind !== 'human') throw new UsageError(`${email} is a ${user.kind}: superadmin is only for human principals`);
-    const granted = await tx.query(
-      `insert into platform_memberships (user_id, role) values ($1, 'superadmin') on conflict do nothing returning user_id`,
-      [user.id],
-    );
-    if (granted.rowCount === 0) return `${email} is already a superadmin`;
+    if (!(await insertSuperadmin(tx, user.id))) return `${email} is already a superadmin`;
     await insertAudit(tx, {
       organizationId: null,
       actorUserId: null,
@@ -102,18 +97,14 @@ async function grantSuperadmin(db: Database, email: string): Promise<string> {
 
 async function revokeSuperadmin(db: Database, email: string): Promise<string> {
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ user_id: string }>(
-      `delete from platform_memberships pm using users u
-       where pm.user_id = u.id and lower(u.email) = $1 and pm.role = 'superadmin' returning pm.user_id`,
-      [email],
-    );
-    if (!rows[0]) return `${email} was not a superadmin`;
+    const userId = await deleteSuperadmin(tx, email);
+    if (!userId) return `${email} was not a superadmin`;
     await insertAudit(tx, {
       organizationId: null,
       actorUserId: null,
       action: 'platform_role.revoked',
       entityType: 'user',
-      entityId: rows[0].user_id,
+      entityId: userId,
       data: { role: 'superadmin', via: 'cli' },
     });
     return `${email} is no longer a superadmin`;

@@ -20,6 +20,7 @@ import { gateError } from '../gate.ts';
 import { decodeBatch, gunzipBatch, PoseFormatError } from '../pose/format.ts';
 import type { SessionClaims, SessionTokenVerifier } from '../tokens.ts';
 import { MediaEventsBody } from './media-schema.ts';
+import * as q from '../queries.ts';
 
 export interface IngestDeps extends FinalizeDeps {
   db: Database;
@@ -168,15 +169,18 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       const seqs = new Set(body.events.map((e) => e.seq));
       if (seqs.size !== body.events.length) throw errors.validation({ events: 'seq values must be unique within a batch' });
       const result = await asTelemetry(deps.db, async (tx) => {
-        const u = await tx.query<{ id: string | null }>('select app.telemetry_user_by_subject($1) as id', [token.subject]);
-        const userId = u.rows[0]?.id;
+        const userId = await q.userBySubject(tx, token.subject);
         // Not provisioned yet: the person has never used the core API, so it is no one's patient.
         if (!userId) return { status: 'not_patient', accepted: 0 };
-        const { rows } = await tx.query<{ status: string; accepted: number }>(
-          'select * from app.telemetry_ingest_media($1, $2, $3, $4, $5, $6::jsonb)',
-          [userId, org.toLowerCase(), body.media_session_id, body.exercise_id ?? null, body.video_id ?? null, JSON.stringify(body.events)],
+        return q.ingestMedia(
+          tx,
+          userId,
+          org.toLowerCase(),
+          body.media_session_id,
+          body.exercise_id ?? null,
+          body.video_id ?? null,
+          body.events,
         );
-        return rows[0]!;
       });
       if (result.status !== 'ok') refuse(result.status, 'analytics');
       return {
