@@ -1,7 +1,7 @@
 import { buildApp } from './app.ts';
 import { telemetryCompanion } from './modules/exercise-sessions/companion.ts';
 import { createServer } from 'node:net';
-import { ComposerConfigError, composerCompanion, composerConfigFromEnv } from '@clinic/composer';
+import { type ComposerConfig, ComposerConfigError, composerCompanion, composerConfigFromEnv } from '@clinic/composer';
 import { ConfigError, parseConfig } from './config.ts';
 import { DataDirBusyError } from '@clinic/db';
 import { startControlServer } from './platform/control-server.ts';
@@ -20,10 +20,6 @@ interface Companion {
 }
 
 /**
- * The companions of the embedded default, in start order. With DATABASE_URL set (production) each runs
- * as its own process (`npm run worker`, the telemetry and composer entries) and this list is skipped
- * (embedded only).
- */
 /** The worker in-process: durable jobs, webhook deliveries, scheduled sweeps. */
 const workerCompanion: Companion = {
   name: 'Worker',
@@ -32,8 +28,6 @@ const workerCompanion: Companion = {
     return { close: () => worker.close() };
   },
 };
-
-const COMPANIONS: Companion[] = [workerCompanion, telemetryCompanion, composerCompanion];
 
 /** A port this process will listen on, and the setting that chooses it (named in the error when it is taken). */
 interface PlannedPort {
@@ -62,10 +56,9 @@ function assertPortFree({ setting, host, port }: PlannedPort): Promise<void> {
  * Every port of this process, checked before the database is opened and migrated: a busy port is
  * reported at once, naming its own setting, instead of after the migrations.
  */
-async function checkPorts(config: ReturnType<typeof parseConfig>): Promise<void> {
+async function checkPorts(config: ReturnType<typeof parseConfig>, composer: ComposerConfig | null): Promise<void> {
   const planned: PlannedPort[] = [{ setting: 'PORT', host: config.host, port: config.port }];
-  if (!config.databaseUrl) {
-    const composer = composerConfigFromEnv();
+  if (composer) {
     planned.push({ setting: 'TELEMETRY_PORT', host: config.host, port: config.telemetry.port });
     planned.push({ setting: 'COMPOSER_PORT', host: composer.host, port: composer.port });
   }
@@ -74,7 +67,14 @@ async function checkPorts(config: ReturnType<typeof parseConfig>): Promise<void>
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
-  await checkPorts(config);
+  // The embedded default runs every service in this process: the composer's settings are parsed here, once.
+  const composer = config.databaseUrl ? null : composerConfigFromEnv();
+  await checkPorts(config, composer);
+  /**
+   * The companions of the embedded default, in start order. With DATABASE_URL set (production) each runs
+   * as its own process (`npm run worker`, the telemetry and composer entries) and none starts here.
+   */
+  const companionsToStart: Companion[] = composer ? [workerCompanion, telemetryCompanion, composerCompanion(composer)] : [];
   const rt = await createRuntime(config);
   let address: string;
   let app: Awaited<ReturnType<typeof buildApp>>;
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     app = await buildApp(rt);
     address = await app.listen({ host: config.host, port: config.port });
     control = rt.lock ? await startControlServer(rt) : null;
-    if (!config.databaseUrl) for (const c of COMPANIONS) companions.push({ name: c.name, ...(await c.start(rt)) });
+    for (const c of companionsToStart) companions.push({ name: c.name, ...(await c.start(rt)) });
   } catch (err) {
     // Give the data folder back (lock and database) before exiting, so the next start or CLI run
     // does not find it held by a process that is gone.
