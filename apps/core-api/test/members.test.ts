@@ -397,7 +397,13 @@ describe('members', () => {
 
       const removed = assertError(await remove(admin.token, org.id, admin.userId), 409, 'last_admin');
       assert.match(removed.message, /another member a role with that permission first/);
-      const demoted = assertError(await add(admin.token, org.id, { email: adminEmail, role_code: 'specialist' }), 409, 'last_admin');
+      // Nobody changes their own role (403); a superadmin may, but not past the last-admin rule.
+      assertError(await add(admin.token, org.id, { email: adminEmail, role_code: 'specialist' }), 403, 'forbidden');
+      const demoted = assertError(
+        await add(await t.superadmin(), org.id, { email: adminEmail, role_code: 'specialist' }),
+        409,
+        'last_admin',
+      );
       assert.match(demoted.message, /organizations\.manage_members/);
       // Superadmins bypass nothing here: the rule is about the organization.
       assertError(await remove(await t.superadmin(), org.id, admin.userId), 409, 'last_admin');
@@ -406,7 +412,7 @@ describe('members', () => {
 
       const second = await add(admin.token, org.id, { email: uniqueEmail('second-admin'), role_code: 'admin' });
       assert.equal(second.statusCode, 201, second.body);
-      const res = await add(admin.token, org.id, { email: adminEmail, role_code: 'specialist' });
+      const res = await add(await t.superadmin(), org.id, { email: adminEmail, role_code: 'specialist' });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.role_code, 'specialist');
       // Now the second admin is the last one (and the demoted one can no longer manage members at all).

@@ -124,20 +124,20 @@ describe('roles', () => {
       const res = await create(admin.token, org.id, {
         code: 'therapist_lead',
         name: 'Lead therapist',
-        permissions: ['organizations.view_directory', 'appointments.view_org', 'organizations.view_directory'],
+        permissions: ['organizations.view_directory', 'audit_log.view_org', 'organizations.view_directory'],
       });
       assert.equal(res.statusCode, 201, res.body);
       const role = res.json().data;
       assert.deepEqual(Object.keys(role).sort(), ROLE_KEYS);
       assert.equal(role.code, 'therapist_lead');
       assert.equal(role.is_system, false);
-      assert.deepEqual(role.permissions, ['appointments.view_org', 'organizations.view_directory']);
+      assert.deepEqual(role.permissions, ['audit_log.view_org', 'organizations.view_directory']);
       const [entry] = await audits(org.id, 'role.created');
       assert.deepEqual(entry, {
         action: 'role.created',
         actor_user_id: admin.userId,
         entity_id: role.id,
-        data: { code: 'therapist_lead', name: 'Lead therapist', permissions: ['appointments.view_org', 'organizations.view_directory'] },
+        data: { code: 'therapist_lead', name: 'Lead therapist', permissions: ['audit_log.view_org', 'organizations.view_directory'] },
       });
       // Assignable at once, and its holders get exactly its permissions.
       const email = uniqueEmail('lead');
@@ -146,7 +146,7 @@ describe('roles', () => {
           .statusCode,
         201,
       );
-      assert.deepEqual(await permissionsOf(await t.token(email), org.id), ['appointments.view_org', 'organizations.view_directory']);
+      assert.deepEqual(await permissionsOf(await t.token(email), org.id), ['audit_log.view_org', 'organizations.view_directory']);
     });
 
     it('409 role_code_taken for a code the organization has (custom or system); other organizations do not matter', async () => {
@@ -185,7 +185,7 @@ describe('roles', () => {
 
     it('honours Idempotency-Key; 403 for a specialist; a superadmin passes', async () => {
       const { org, admin } = await orgWithAdmin();
-      const body = { code: 'billing', name: 'Billing', permissions: ['organizations.manage_billing'] };
+      const body = { code: 'billing', name: 'Billing', permissions: ['export.csv'] };
       const headers = { 'idempotency-key': `create-role-${Date.now()}` };
       const first = await create(admin.token, org.id, body, headers);
       assert.equal(first.statusCode, 201, first.body);
@@ -213,14 +213,14 @@ describe('roles', () => {
       const res = await patch(admin.token, org.id, created.id, {
         code: 'senior_nurse',
         name: 'Senior nurse',
-        permissions: ['patients.view_org', 'appointments.view_org'],
+        permissions: ['patients.view_org', 'audit_log.view_org'],
       });
       assert.equal(res.statusCode, 200, res.body);
       const role = res.json().data;
       assert.equal(role.id, created.id);
       assert.equal(role.code, 'senior_nurse');
       assert.equal(role.name, 'Senior nurse');
-      assert.deepEqual(role.permissions, ['appointments.view_org', 'patients.view_org']);
+      assert.deepEqual(role.permissions, ['audit_log.view_org', 'patients.view_org']);
       const [entry] = await audits(org.id, 'role.updated');
       assert.equal(entry!.entity_id, created.id);
       assert.deepEqual(entry!.data, {
@@ -228,12 +228,12 @@ describe('roles', () => {
         changes: {
           code: { from: 'nurse', to: 'senior_nurse' },
           name: { from: 'Nurse', to: 'Senior nurse' },
-          permissions: { added: ['appointments.view_org', 'patients.view_org'], removed: ['organizations.view_directory'] },
+          permissions: { added: ['audit_log.view_org', 'patients.view_org'], removed: ['organizations.view_directory'] },
         },
       });
       const me = (await t.call('GET', '/v1/me', { as: email, org: org.id })).json().data;
       assert.equal(me.current_role_code, 'senior_nurse');
-      assert.deepEqual(me.current_permissions, ['appointments.view_org', 'patients.view_org']);
+      assert.deepEqual(me.current_permissions, ['audit_log.view_org', 'patients.view_org']);
     });
 
     it('system roles: name and permissions are editable, the code is not (409 system_role_immutable)', async () => {
@@ -245,12 +245,12 @@ describe('roles', () => {
       const res = await patch(admin.token, org.id, specialist.id, {
         code: 'specialist',
         name: 'Therapist',
-        permissions: ['organizations.view_directory', 'appointments.view_own'],
+        permissions: ['organizations.view_directory', 'consents.view_org'],
       });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.code, 'specialist');
       assert.equal(res.json().data.name, 'Therapist');
-      assert.deepEqual(res.json().data.permissions, ['appointments.view_own', 'organizations.view_directory']);
+      assert.deepEqual(res.json().data.permissions, ['consents.view_org', 'organizations.view_directory']);
       assert.equal(res.json().data.is_system, true);
       assert.equal((await audits(org.id, 'role.updated')).length, 1);
     });

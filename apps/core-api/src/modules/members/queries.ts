@@ -86,12 +86,15 @@ export interface RoleRef {
   code: string;
   /** The role holds ADMIN_PERMISSION. */
   is_admin: boolean;
+  /** The permission codes the role carries (what giving it grants). */
+  permissions: string[];
 }
 
 export async function findRoleByCode(tx: Queryable, orgId: string, code: string): Promise<RoleRef | null> {
   const { rows } = await tx.query<RoleRef>(
     `select r.id, r.code,
-       exists (select 1 from role_permissions rp where rp.role_id = r.id and rp.permission_code = $3) as is_admin
+       exists (select 1 from role_permissions rp where rp.role_id = r.id and rp.permission_code = $3) as is_admin,
+       array(select rp.permission_code from role_permissions rp where rp.role_id = r.id order by 1) as permissions
      from roles r where r.organization_id = $1 and r.code = $2`,
     [orgId, code, ADMIN_PERMISSION],
   );

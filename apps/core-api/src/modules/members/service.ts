@@ -17,6 +17,7 @@ import {
   userIdByEmail,
   type MemberRow,
 } from './queries.ts';
+import { assertCanGrant, assertNotOwnRoleChange } from '../../platform/grants.ts';
 
 /** Public sort fields and the SQL they stand for; `m.user_id` breaks ties (unique within an organization). */
 export const MEMBER_SORT = { email: 'm.email_sort', created_at: 'm.created_at', role_code: 'r.code' } as const;
@@ -63,6 +64,7 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
       role_code: `no role "${input.role_code}" in this organization; GET /v1/organizations/${orgId}/roles lists them`,
     });
   }
+  assertCanGrant(actor.ctx, role.permissions, `Giving the role "${role.code}"`);
   let userId = await userIdByEmail(tx, email);
   let userCreated = false;
   if (!userId) {
@@ -93,6 +95,7 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
   await lockAdminSet(tx, orgId);
   const current = (await membershipState(tx, orgId, userId))!;
   if (current.role_id === role.id) return { member: (await findMember(tx, orgId, userId))!, outcome: 'unchanged' };
+  assertNotOwnRoleChange(actor.ctx, userId);
   const target = (await findRoleByCode(tx, orgId, role.code)) ?? role;
   if (current.is_admin && !target.is_admin && !(await otherAdminExists(tx, orgId, { userId }))) {
     throw lastAdmin(`Changing the role of ${current.email} to "${role.code}"`);

@@ -15,6 +15,7 @@ import {
   updateRoleFields,
   type RoleRow,
 } from './queries.ts';
+import { assertCanGrant } from '../../platform/grants.ts';
 
 export const ROLE_SORT = { code: 'r.code', name: 'r.name', created_at: 'r.created_at' } as const;
 
@@ -60,6 +61,7 @@ export interface CreateRoleInput {
 /** POST /v1/organizations/{id}/roles: a custom role (is_system false). */
 export async function createRole(tx: Queryable, deps: RoleDeps, actor: Actor, orgId: string, input: CreateRoleInput): Promise<RoleRow> {
   const permissions = checkPermissions(deps, input.permissions);
+  assertCanGrant(actor.ctx, permissions, `A role with these permissions`);
   const id = await insertRole(tx, orgId, { code: input.code, name: input.name });
   await replacePermissions(tx, orgId, id, permissions);
   await recordChange(
@@ -109,6 +111,7 @@ export async function updateRole(
   if (input.name !== undefined && input.name !== before.name) changes.name = { from: before.name, to: input.name };
   if (permissions !== undefined) {
     const added = permissions.filter((p) => !before.permissions.includes(p));
+    assertCanGrant(actor.ctx, added, `Adding these permissions to the role "${before.code}"`);
     const removed = before.permissions.filter((p) => !permissions.includes(p));
     if (added.length || removed.length) changes.permissions = { added, removed };
     if (
