@@ -25,3 +25,9 @@ export const ErrorResponse = Type.Object(
 
 /** `{ data: T }`: the single-resource envelope. */
 export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema });
+
+/**
+ * A version number or count in a request: a positive integer that fits PostgreSQL's `integer`. Without the
+ * upper bound, 2147483648 or 1e308 (an integer to JSON) passed validation and failed in the database (500).
+ */
+export const PositiveInt32 = (opts: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...opts });

@@ -1,4 +1,4 @@
-import { Timestamp, Uuid } from '@clinic/http-kit';
+import { Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
 import { Type, type TSchema } from 'typebox';
 import { SOURCES } from './queries.ts';
 
@@ -95,7 +95,7 @@ export const GrantBody = Type.Object(
         {
           organization_id: nullable(Uuid),
           purpose_code: PurposeCode,
-          purpose_version: Type.Integer({ minimum: 1 }),
+          purpose_version: PositiveInt32(),
           source: Source,
           source_form_id: Type.Optional(nullable(Uuid)),
         },
@@ -114,7 +114,7 @@ export const StaffGrantBody = Type.Object(
         {
           organization_id: Type.Optional(Uuid),
           purpose_code: PurposeCode,
-          purpose_version: Type.Integer({ minimum: 1 }),
+          purpose_version: PositiveInt32(),
         },
         { additionalProperties: false },
       ),

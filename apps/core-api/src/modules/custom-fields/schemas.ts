@@ -1,4 +1,4 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
 import { Type } from 'typebox';
 import { ENTITY_TYPES, FIELD_TYPES } from './definition.ts';
 
@@ -89,7 +89,7 @@ export const UpdateFieldBody = Type.Object(
   },
 );
 
-export const RollbackBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const RollbackBody = Type.Object({ version: PositiveInt32() }, { additionalProperties: false });
 
 export const FieldListQuery = ListQueryWith({
   sort: SortParam(FIELD_SORT),

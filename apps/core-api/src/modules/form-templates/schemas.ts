@@ -1,4 +1,4 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
 import { Type } from 'typebox';
 
 export const TEMPLATE_SORT = { name: 'lower(name)', created_at: 'created_at' } as const;
@@ -56,7 +56,7 @@ export const UpdateTemplateBody = Type.Object(
   { name: Type.Optional(Name), description: Type.Optional(Description), fields: Type.Optional(Fields) },
   { additionalProperties: false, description: 'Only what changes. The template becomes (or stays) a draft.' },
 );
-export const TemplateRollbackBody = Type.Object({ version: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const TemplateRollbackBody = Type.Object({ version: PositiveInt32() }, { additionalProperties: false });
 
 export const TemplateListQuery = ListQueryWith({
   sort: SortParam(TEMPLATE_SORT),
