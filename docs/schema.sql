@@ -1000,7 +1000,9 @@ create policy users_read_directory on public.users as permissive for select to a
 create policy users_read_self on public.users as permissive for select to app_rls using ((id = ( SELECT app.current_principal_id() AS current_principal_id)));
 create policy users_update_self on public.users as permissive for update to app_rls using ((id = ( SELECT app.current_principal_id() AS current_principal_id))) with check ((id = ( SELECT app.current_principal_id() AS current_principal_id)));
 CREATE TRIGGER users_context_version BEFORE UPDATE ON public.users FOR EACH ROW EXECUTE FUNCTION app.bump_own_context_version();
+CREATE TRIGGER users_delete_context_epoch AFTER DELETE ON public.users FOR EACH STATEMENT EXECUTE FUNCTION app.bump_context_epoch();
 CREATE TRIGGER users_email_sort AFTER UPDATE OF email ON public.users FOR EACH ROW WHEN ((old.email IS DISTINCT FROM new.email)) EXECUTE FUNCTION app.user_email_sort();
+CREATE TRIGGER users_subject_context_epoch AFTER UPDATE OF external_subject ON public.users FOR EACH ROW WHEN ((old.external_subject IS DISTINCT FROM new.external_subject)) EXECUTE FUNCTION app.bump_context_epoch();
 CREATE TRIGGER users_touch BEFORE UPDATE ON public.users FOR EACH ROW EXECUTE FUNCTION app.touch_updated_at();
 
 create table public.webhook_deliveries (

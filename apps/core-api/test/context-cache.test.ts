@@ -94,4 +94,38 @@ describe('request context cache never serves a stale context', () => {
       .rows[0]!.v;
     assert.equal(afterActivity, before, 'recording activity must not invalidate the cached context');
   });
+  it('never serves an erased person their old account, not even for one request', async () => {
+    const org = await a.createOrg();
+    const su = await a.superadmin();
+    // A patient whose last request was the onboarding (first sign-in with the clinic named), cached on both.
+    const email = uniqueEmail('erased-patient');
+    const token = await a.token(email);
+    const old = await me(a, token, org.id);
+    assert.deepEqual(old.patient_org_ids, [org.id]);
+    assert.equal((await me(b, token, org.id)).id, old.id);
+    const erase = await a.call('POST', '/v1/gdpr/erase', { token: su, body: { user_id: old.id } });
+    assert.equal(erase.statusCode, 200, erase.body);
+    // The same sign-in comes back as a new, empty account: the cached entry named the erased one,
+    // even where the new account's context version happens to equal the old one's.
+    for (const t of [a, b]) {
+      const now = await me(t, token, org.id);
+      assert.notEqual(now.id, old.id, 'the erased account must not be served from the cache');
+      assert.equal(now.email, email);
+    }
+
+    // An erased staff member keeps no permission for even one request, on either instance.
+    const staff = await a.addMember(org.id, uniqueEmail('erased-staff'), 'specialist');
+    const before = await me(a, staff.token, org.id);
+    assert.deepEqual(before.current_permissions, TEMPLATE_GRANTS.specialist);
+    await me(b, staff.token, org.id);
+    const self = await a.call('POST', '/v1/gdpr/erase', { token: staff.token, body: {} });
+    assert.equal(self.statusCode, 200, self.body);
+    for (const t of [a, b]) {
+      const res = await t.call('GET', '/v1/patients', { token: staff.token, org: org.id });
+      assert.equal(res.statusCode, 403, res.body);
+      const now = await me(t, staff.token);
+      assert.notEqual(now.id, before.id);
+      assert.deepEqual(now.memberships, []);
+    }
+  });
 });

@@ -111,14 +111,15 @@ export async function loadContext(
 
 /**
  * What a cached context is checked against on every request: one primary-key read. A cached context
- * is still true iff both numbers are those it was loaded with (migration 0010).
+ * is still true iff it names the same user and both numbers are those it was loaded with (migration
+ * 0010): a sign-in subject can move to a new account (after erasure), whose version may equal the old one's.
  */
-export async function contextVersions(db: Queryable, subject: string): Promise<{ version: number; epoch: number } | null> {
-  const { rows } = await db.query<{ version: number; epoch: number }>(
-    `select u.context_version as version, (select e.epoch from app_meta.context_epoch e) as epoch
+export async function contextVersions(db: Queryable, subject: string): Promise<{ id: string; version: number; epoch: number } | null> {
+  const { rows } = await db.query<{ id: string; version: number; epoch: number }>(
+    `select u.id, u.context_version as version, (select e.epoch from app_meta.context_epoch e) as epoch
      from users u where u.external_subject = $1`,
     [subject],
-    { name: 'context_versions' },
+    { name: 'context_versions_of_user' },
   );
   return rows[0] ?? null;
 }

@@ -116,7 +116,9 @@ async function contextRow(deps: IdentityDeps, subject: string, requestedOrgId: s
   const cached = deps.contextCache?.get(key);
   if (cached) {
     const current = await contextVersions(deps.db, subject);
-    if (current && current.version === cached.context_version && current.epoch === cached.context_epoch) return cached;
+    if (current && current.id === cached.id && current.version === cached.context_version && current.epoch === cached.context_epoch) {
+      return cached;
+    }
   }
   const row = await loadContext(deps.db, subject, requestedOrgId, gate);
   if (row) deps.contextCache?.set(key, row);
