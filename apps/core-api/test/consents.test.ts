@@ -130,6 +130,34 @@ describe('consents', () => {
       );
     });
 
+    it("shows a clinic's texts to anyone signed in (onboarding) but who published them only to those who run them", async () => {
+      const org = await t.createOrg();
+      const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
+      const v = dataOf(await publishOrg(admin.token, org.id, 'marketing_sms'), 201);
+      const member = await t.addPatient(org.id, uniqueEmail('member-patient'));
+      const outsider = await t.token(uniqueEmail('outsider'));
+      dataOf(await t.call('GET', '/v1/me', { token: outsider }));
+      const entry = async (token: string) =>
+        dataOf(await t.call('GET', '/v1/consent-purposes', { token, org: org.id })).find((p: any) => p.code === 'marketing_sms');
+      // Staff of the clinic see who published its override; not who published the platform text.
+      const staffView = await entry(admin.token);
+      assert.equal(staffView.organization_version.published_by_principal_id, admin.userId);
+      assert.equal(staffView.platform_version.published_by_principal_id, null);
+      // A superadmin sees both.
+      const operatorView = await entry(su);
+      assert.equal(operatorView.organization_version.published_by_principal_id, admin.userId);
+      assert.match(operatorView.platform_version.published_by_principal_id, /^[0-9a-f-]{36}$/);
+      // A patient of the clinic and a signed-in stranger (the onboarding path) read the same texts, without staff ids.
+      for (const token of [member.token, outsider, adminB]) {
+        const view = await entry(token);
+        assert.equal(view.latest.id, v.id);
+        assert.deepEqual(view.latest.body_translations, v.body_translations);
+        assert.equal(view.organization_version.published_by_principal_id, null);
+        assert.equal(view.latest.published_by_principal_id, null);
+        assert.equal(view.platform_version.published_by_principal_id, null);
+      }
+    });
+
     it('overrides: consents.manage only (403), org-scope purposes only (409), known codes (404), an en text (400)', async () => {
       assertError(await publishOrg(specialistA, orgA.id, 'marketing_email'), 403, 'forbidden');
       assertError(await publishOrg(patient.token, orgA.id, 'marketing_email'), 403, 'forbidden');

@@ -562,7 +562,7 @@ export interface paths {
         };
         /**
          * The consent purpose catalog with the latest texts to render
-         * @description Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), that clinic's latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while consents are missing (412 elsewhere).
+         * @description Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), that clinic's latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while consents are missing (412 elsewhere). `published_by_principal_id` is shown to those who run a text (the clinic's staff for its overrides, superadmins for platform texts) and is null for everyone else.
          */
         get: operations["listConsentPurposes"];
         put?: never;
@@ -4406,8 +4406,8 @@ export interface components {
                 };
                 /** Format: date-time */
                 published_at: string;
-                /** Format: uuid */
-                published_by_principal_id: string;
+                /** @description Who published it; in the catalog, null for callers who do not run this text (a staff id). */
+                published_by_principal_id: string | null;
             } | null;
             organization_version: {
                 /** Format: uuid */
@@ -4421,8 +4421,8 @@ export interface components {
                 };
                 /** Format: date-time */
                 published_at: string;
-                /** Format: uuid */
-                published_by_principal_id: string;
+                /** @description Who published it; in the catalog, null for callers who do not run this text (a staff id). */
+                published_by_principal_id: string | null;
             } | null;
             latest: {
                 /** Format: uuid */
@@ -4436,8 +4436,8 @@ export interface components {
                 };
                 /** Format: date-time */
                 published_at: string;
-                /** Format: uuid */
-                published_by_principal_id: string;
+                /** @description Who published it; in the catalog, null for callers who do not run this text (a staff id). */
+                published_by_principal_id: string | null;
             } | null;
         };
         /** ConsentGroup */
@@ -10192,8 +10192,8 @@ export interface operations {
                             };
                             /** Format: date-time */
                             published_at: string;
-                            /** Format: uuid */
-                            published_by_principal_id: string;
+                            /** @description Who published it; in the catalog, null for callers who do not run this text (a staff id). */
+                            published_by_principal_id: string | null;
                         };
                     };
                 };
@@ -10373,8 +10373,8 @@ export interface operations {
                             };
                             /** Format: date-time */
                             published_at: string;
-                            /** Format: uuid */
-                            published_by_principal_id: string;
+                            /** @description Who published it; in the catalog, null for callers who do not run this text (a staff id). */
+                            published_by_principal_id: string | null;
                         };
                     };
                 };

@@ -10,7 +10,7 @@ export {
 export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
 export { createJwtVerifier, bearerToken, type TokenVerifier, type VerifiedToken } from './jwt.ts';
 export { installValidators } from './validators.ts';
-export { ErrorResponse, Uuid, DataOf, Timestamp, PositiveInt32 } from './schemas.ts';
+export { ErrorResponse, Uuid, DataOf, Timestamp, PositiveInt32, nullable } from './schemas.ts';
 export {
   installIdempotency,
   createMemoryIdempotencyStore,

@@ -31,3 +31,7 @@ export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: sche
  * upper bound, 2147483648 or 1e308 (an integer to JSON) passed validation and failed in the database (500).
  */
 export const PositiveInt32 = (opts: { description?: string } = {}) => Type.Integer({ minimum: 1, maximum: 2_147_483_647, ...opts });
+
+/** The schema or null (a nullable column); options such as a description go on the union. */
+export const nullable = <T extends TSchema>(schema: T, options: { description?: string } = {}) =>
+  Type.Union([schema, Type.Null()], options);

@@ -1,10 +1,8 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 /** Public sort fields -> SQL (spec 4.1): newest first by default. */
 export const AUDIT_SORT = { created_at: 'created_at', action: 'action' } as const;
-
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 export const AuditLog = Type.Object(
   {

@@ -22,7 +22,7 @@ export interface VersionRow {
   version: number;
   body_translations: Record<string, string>;
   published_at: Date;
-  published_by_principal_id: string;
+  published_by_principal_id: string | null;
 }
 
 export interface LedgerRow {

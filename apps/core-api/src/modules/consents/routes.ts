@@ -52,14 +52,16 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
         description:
           'Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), ' +
           "that clinic's latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while " +
-          'consents are missing (412 elsewhere).',
+          'consents are missing (412 elsewhere). `published_by_principal_id` is shown to those who run a text (the ' +
+          "clinic's staff for its overrides, superadmins for platform texts) and is null for everyone else.",
         security: bearer,
         response: { 200: Type.Object({ data: Type.Array(ConsentPurpose) }), ...errorResponses },
       },
     },
     async (request) => {
       const ctx = contextOf(request);
-      return { data: await request.inTx((tx) => consentCatalog(tx, ctx.orgId)) };
+      const reader = { isSuperadmin: ctx.isSuperadmin, isStaffOfOrg: ctx.isStaff };
+      return { data: await request.inTx((tx) => consentCatalog(tx, ctx.orgId, reader)) };
     },
   );
 

@@ -1,8 +1,7 @@
-import { Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { Timestamp, Uuid, PositiveInt32, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 import { SOURCES } from './queries.ts';
 
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const PurposeCode = Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z][a-z0-9_]*$' });
 
 export const PurposeVersion = Type.Object(
@@ -13,7 +12,9 @@ export const PurposeVersion = Type.Object(
     version: Type.Integer(),
     body_translations: Type.Record(Type.String(), Type.String(), { description: 'Language code -> text; always has en.' }),
     published_at: Timestamp,
-    published_by_principal_id: Uuid,
+    published_by_principal_id: nullable(Uuid, {
+      description: 'Who published it; in the catalog, null for callers who do not run this text (a staff id).',
+    }),
   },
   { description: 'A published text of a purpose: a platform default (organization_id null) or a clinic override.' },
 );

@@ -36,12 +36,31 @@ export interface CatalogEntry extends PurposeRow {
   latest: VersionRow | null;
 }
 
-/** GET /v1/consent-purposes: every purpose with its latest platform text and, for orgId, the clinic's override. */
-export async function consentCatalog(tx: Queryable, orgId: string | null): Promise<CatalogEntry[]> {
+/** Whose publisher ids a catalog reader may see: the people who run each text. */
+export interface CatalogReader {
+  /** Superadmins publish the platform texts. */
+  isSuperadmin: boolean;
+  /** Staff of the organization in scope publish its overrides. */
+  isStaffOfOrg: boolean;
+}
+
+/**
+ * GET /v1/consent-purposes: every purpose with its latest platform text and, for orgId, the clinic's
+ * override. A clinic's texts are what a prospective patient reads before onboarding, so any signed-in
+ * caller sees them; who published a text (a staff id) only those who run it see.
+ */
+export async function consentCatalog(tx: Queryable, orgId: string | null, reader: CatalogReader): Promise<CatalogEntry[]> {
   const [purposes, versions] = await Promise.all([listPurposes(tx), latestVersions(tx, orgId)]);
+  const shown = (v: VersionRow | null, publisherVisible: boolean): VersionRow | null =>
+    v && !publisherVisible ? { ...v, published_by_principal_id: null } : v;
   return purposes.map((p) => {
-    const platform = versions.find((v) => v.purpose_code === p.code && v.organization_id === null) ?? null;
-    const override = orgId ? (versions.find((v) => v.purpose_code === p.code && v.organization_id === orgId) ?? null) : null;
+    const platform = shown(versions.find((v) => v.purpose_code === p.code && v.organization_id === null) ?? null, reader.isSuperadmin);
+    const override = orgId
+      ? shown(
+          versions.find((v) => v.purpose_code === p.code && v.organization_id === orgId) ?? null,
+          reader.isSuperadmin || reader.isStaffOfOrg,
+        )
+      : null;
     return { ...p, platform_version: platform, organization_version: override, latest: override ?? platform };
   });
 }

@@ -1,4 +1,4 @@
-import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Timestamp, Uuid } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -13,7 +13,6 @@ import { bearer, errorSchemas } from '../../platform/route.ts';
 const errorResponses = errorSchemas(401, 403, 404, 410, 422, 429);
 const tags = ['console'];
 const ORG = '/v1/console/organizations/:org_id';
-const nullable = (s: ReturnType<typeof Type.String> | typeof Timestamp) => Type.Union([s, Type.Null()]);
 const gateDoc =
   'Superadmin with an open break-glass session for this organization and scope; otherwise 403 break_glass_required (with the elevation form) or 410 break_glass_expired. Audited with action_context break_glass.';
 

@@ -1,4 +1,4 @@
-import { DataOf, ErrorResponse, errors, Timestamp, Uuid } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -13,7 +13,6 @@ import { replayKeyById } from './queries.ts';
 const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
 const tags = ['exercise-sessions'];
 
-const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(s: T) => Type.Union([s, Type.Null()]);
 const Session = Type.Object({
   id: Uuid,
   organization_id: Uuid,

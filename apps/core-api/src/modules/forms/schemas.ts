@@ -1,9 +1,8 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 export const FORM_SORT = { created_at: 'created_at', title: 'lower(title)', status: 'status' } as const;
 
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const Values = Type.Record(Type.String(), Type.Unknown(), {
   description: "{ key: value } by the keys of the form's field snapshots; null clears.",
 });

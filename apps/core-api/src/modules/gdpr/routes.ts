@@ -1,7 +1,7 @@
-import { DataOf, ErrorResponse, Timestamp, Uuid } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { createJobRunner } from './export.ts';
 import { downloadExport, eraseData, getExport, requestExport, restrictProcessing } from './service.ts';
@@ -9,7 +9,6 @@ import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['gdpr'];
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 const SUBJECT_DOC =
   'Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the ' +

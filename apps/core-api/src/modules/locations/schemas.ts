@@ -1,10 +1,8 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 /** Public sort fields -> SQL. Names sort case-insensitively. */
 export const LOCATION_SORT = { name: 'lower(name)', created_at: 'created_at' } as const;
-
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 export const Location = Type.Object(
   {

@@ -1,9 +1,7 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 export const PATIENT_SORT = { last_name: 'lower(last_name)', first_name: 'lower(first_name)', created_at: 'created_at' } as const;
-
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 export const Patient = Type.Object(
   {

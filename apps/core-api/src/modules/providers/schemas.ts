@@ -1,10 +1,9 @@
-import { Timestamp, Uuid } from '@clinic/http-kit';
+import { Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type, type TSchema } from 'typebox';
 
 export const CAPABILITIES = ['email', 'storage', 'auth'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 const endpointUrl = Type.String({
   maxLength: 2000,
   description: 'Empty in production (the provider default); a local wire-format server elsewhere.',

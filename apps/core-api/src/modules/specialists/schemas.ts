@@ -1,8 +1,7 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 export const SPECIALIST_SORT = { display_name: 'lower(display_name)', created_at: 'created_at' } as const;
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
 
 export const Specialist = Type.Object(
   {

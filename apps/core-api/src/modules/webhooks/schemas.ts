@@ -1,7 +1,5 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
-import { Type, type TSchema } from 'typebox';
-
-const nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
+import { Type } from 'typebox';
 
 export const SUBSCRIPTION_SORT = { created_at: 'created_at', url: 'url', status: 'status' } as const;
 export const ATTEMPT_SORT = { created_at: 'a.created_at', attempt: 'a.attempt', status_code: 'a.status_code' } as const;
