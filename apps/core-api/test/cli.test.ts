@@ -162,7 +162,7 @@ describe('command line', { concurrency: true }, () => {
     it('a bad email exits 2 before anything is opened', async () => {
       const bad = await run(CLI, ['superadmin', 'grant', 'nobody'], { DATA_DIR: dataDir });
       assert.equal(bad.code, 2, bad.stderr);
-      assert.match(bad.stderr, /not an email/);
+      assert.match(bad.stderr, /not a usable email address/);
       assert.equal(bad.stdout, '');
       assert.ok(!existsSync(join(dataDir, 'pgdata')), 'a usage error created the database');
     });

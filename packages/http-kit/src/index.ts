@@ -51,3 +51,4 @@ export {
 } from './list.ts';
 export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';
 export { createServiceLogger, redactUrl, REDACTED_LOG_PATHS } from './logging.ts';
+export { normalizeEmail, type EmailCheck } from './email.ts';

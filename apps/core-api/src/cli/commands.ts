@@ -1,3 +1,4 @@
+import { normalizeEmail } from '@clinic/http-kit';
 import { migrate, type Database } from '@clinic/db';
 import { verifyChain } from '../modules/audit/chain.ts';
 import { insertAudit } from '../platform/audit.ts';
@@ -48,9 +49,9 @@ export function parseCommand(args: string[]): Command {
   }
   if (verb === 'providers' && sub === 're-encrypt' && args.length === 2) return { verb: 'providers-reencrypt' };
   if (verb === 'superadmin' && (sub === 'grant' || sub === 'revoke') && arg && rest.length === 0) {
-    const email = arg.trim().toLowerCase();
-    if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError(`"${arg}" is not an email address`);
-    return { verb: sub, email };
+    const checked = normalizeEmail(arg);
+    if (!checked.ok) throw new UsageError(`"${arg}" is not a usable email address: it ${checked.problem}`);
+    return { verb: sub, email: checked.email };
   }
   throw new UsageError(USAGE);
 }

@@ -1,5 +1,14 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import {
+  errors,
+  listEnvelope,
+  normalizeEmail,
+  parseDateRange,
+  parseFilters,
+  parsePagination,
+  parseSort,
+  type ListEnvelope,
+} from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import {
@@ -57,7 +66,9 @@ export interface AddMemberResult {
  * gets the new role (never a second row), subject to the last-admin rule.
  */
 export async function addMember(tx: Queryable, actor: Actor, orgId: string, input: AddMemberInput): Promise<AddMemberResult> {
-  const email = input.email.trim().toLowerCase();
+  const checked = normalizeEmail(input.email);
+  if (!checked.ok) throw errors.validation({ email: checked.problem });
+  const email = checked.email;
   const role = await findRoleByCode(tx, orgId, input.role_code);
   if (!role) {
     throw errors.validation({

@@ -37,7 +37,7 @@ const record = {
 
 export const CreatePatientBody = Type.Object(
   {
-    email: Type.String({ minLength: 3, maxLength: 320, description: 'The person; linked on their first sign-in with this email.' }),
+    email: Type.String({ minLength: 3, maxLength: 254, description: 'The person; linked on their first sign-in with this email.' }),
     ...record,
   },
   { additionalProperties: false },

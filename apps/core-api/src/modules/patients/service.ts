@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import { errors, listEnvelope, normalizeEmail, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { audit, emit } from '../custom-fields/access.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
@@ -34,7 +34,6 @@ export function present(row: q.PatientRow, fields: PublishedField[], patientCall
   };
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+?[0-9()./ -]{3,40}$/;
 
 /** The record columns from a body; left-out fields are null (PUT replaces the editable record). */
@@ -64,8 +63,9 @@ function recordOf(body: PatientBody, current: q.PatientRow | null, fields: Publi
 
 /** POST /v1/patients (patients.onboard): a record for a person named by email, created unsigned-in if new. */
 export async function createPatient(tx: Queryable, actor: OrgActor, body: PatientBody & { email: string }) {
-  const email = body.email.trim();
-  if (!EMAIL.test(email)) throw errors.validation({ email: 'must be an email address' });
+  const checked = normalizeEmail(body.email);
+  if (!checked.ok) throw errors.validation({ email: checked.problem });
+  const email = checked.email;
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
   const rec = recordOf(body, null, fields, false);
   const userId = await q.ensurePatientUser(tx, email);

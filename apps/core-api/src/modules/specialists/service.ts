@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
+import { errors, listEnvelope, normalizeEmail, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
 import { audit, emit } from '../custom-fields/access.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
@@ -32,6 +32,14 @@ export function present(row: q.SpecialistRow, fields: PublishedField[], patientC
   };
 }
 
+/** A contact address: blank is none; anything else must be a usable address, stored normalised. */
+function contactEmail(v: string | null | undefined): string | null {
+  if (typeof v !== 'string' || !v.trim()) return null;
+  const checked = normalizeEmail(v);
+  if (!checked.ok) throw errors.validation({ contact_email: checked.problem });
+  return checked.email;
+}
+
 function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields: PublishedField[]): q.Profile {
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
   const display = body.display_name.trim();
@@ -40,11 +48,9 @@ function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields
     display_name: display,
     title: text(body.title),
     bio: text(body.bio),
-    contact_email: text(body.contact_email),
+    contact_email: contactEmail(body.contact_email),
     contact_phone: text(body.contact_phone),
   };
-  if (p.contact_email && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(p.contact_email))
-    throw errors.validation({ contact_email: 'must be an email address' });
   return { ...p, custom_field_values: replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, false) };
 }
 

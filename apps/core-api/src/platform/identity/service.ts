@@ -1,4 +1,4 @@
-import { AppError, errors, type VerifiedToken } from '@clinic/http-kit';
+import { AppError, errors, normalizeEmail, type VerifiedToken } from '@clinic/http-kit';
 import { NIL_UUID, type Database } from '@clinic/db';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ProfileSource } from '../auth/profile-source.ts';
@@ -62,7 +62,15 @@ function toContext(row: ContextRow, catalog: readonly string[]): RequestContext 
  * when the portal named an organization, and audit both on a best-effort basis.
  */
 async function provision(deps: IdentityDeps, token: VerifiedToken, req: ContextRequest): Promise<void> {
-  const email = (await deps.profile.primaryEmail(token, req.rawToken)).trim().toLowerCase();
+  const checked = normalizeEmail(await deps.profile.primaryEmail(token, req.rawToken));
+  if (!checked.ok) {
+    throw new AppError(
+      401,
+      'unauthorized',
+      `The email address of this account ${checked.problem}; correct it at the identity provider and sign in again.`,
+    );
+  }
+  const email = checked.email;
   const orgId = req.headerOrgId && req.headerOrgId !== NIL_UUID ? req.headerOrgId : null;
   // User and patient link commit together: a concurrent request that already sees the user must
   // also see the link, or its response would say "no patient" while the winner's says "patient".
