@@ -141,7 +141,7 @@ export function parseComposerConfig(source: Record<string, string | undefined>):
     authMaxSkewSeconds: values.COMPOSER_AUTH_MAX_SKEW_SECONDS,
     assetsDir: resolve(values.COMPOSER_ASSETS_DIR ?? join(dataDir, 'assets')),
     assetStore,
-    cacheDir: resolve(values.COMPOSER_CACHE_DIR ?? join(tmpdir(), 'clinic-composer-cache')),
+    cacheDir: resolve(values.COMPOSER_CACHE_DIR ?? join(dataDir, 'composer', 'cache')),
     workDir: resolve(values.COMPOSER_WORK_DIR ?? tmpdir()),
     inventoryTtlSeconds: values.COMPOSER_INVENTORY_TTL_SECONDS,
     renderTimeoutSeconds: values.COMPOSER_RENDER_TIMEOUT_SECONDS,
