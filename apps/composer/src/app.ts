@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { createAssetStore, type AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
-import { errors, edgeServerOptions, installErrorHandling, installValidators } from '@clinic/http-kit';
+import { errors, edgeServerOptions, installApiDocs, installErrorHandling, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ComposerConfig } from './config.ts';
@@ -10,6 +11,8 @@ import { createDelivery } from './delivery/index.ts';
 import type { DeliveryProvider } from './delivery/types.ts';
 import { composerRoutes } from './routes.ts';
 import { createComposer, type Composer } from './service.ts';
+
+const VERSION: string = createRequire(import.meta.url)('../package.json').version;
 
 export interface ComposerService {
   app: FastifyInstance;
@@ -58,6 +61,23 @@ export async function buildComposerService(
   });
   installValidators(app);
   installErrorHandling(app);
+  await installApiDocs(app, {
+    title: 'Clinic Platform exercise composer',
+    version: VERSION,
+    description:
+      'Bakes an exercise video from stored primitives and serves its HLS (docs/composer.md). Calls are signed with a ' +
+      'shared secret (Authorization: a timestamped HMAC of the body). Errors use the envelope { error: { code, message, fields? } }.',
+    serverUrl: config.publicUrl,
+    securitySchemes: {
+      signature: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'A signature made with COMPOSER_AUTH_SECRETS (docs/composer.md).',
+      },
+    },
+    extra: { security: [{ signature: [] }] },
+  });
   // JSON only, and the raw bytes kept: the request signature covers exactly what was sent.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {

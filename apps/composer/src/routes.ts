@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DataOf, ErrorResponse, errors } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, installHealthRoute } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -133,6 +133,5 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
     );
   }
 
-  // The core API's health shape (status, checks, uptime_seconds); the process serving is the check.
-  r.get('/health', async () => ({ status: 'healthy', checks: {}, uptime_seconds: Math.floor(process.uptime()) }));
+  installHealthRoute(app);
 }

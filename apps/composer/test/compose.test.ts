@@ -44,6 +44,18 @@ describe('composer: rendering, cache and delivery on real media', () => {
   });
   after(() => t.close());
 
+  it('describes itself like every service: GET /openapi.json and /docs, unsigned', async () => {
+    const res = await t.svc.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200, res.body);
+    const spec = res.json();
+    assert.equal(spec.openapi, '3.1.0');
+    assert.ok(spec.paths['/v1/compose']?.post, 'the compose operation is described');
+    assert.equal(spec.paths['/v1/compose'].post.operationId, 'compose');
+    const docs = await t.svc.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.headers['content-type'] as string, /text\/html/);
+  });
+
   const body = (
     seed: number,
     sets = [

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import {
   createMemoryIdempotencyStore,
   createRateLimiter,
   createRedisIdempotencyStore,
   edgeServerOptions,
+  installApiDocs,
   installErrorHandling,
   installIdempotency,
   installValidators,
@@ -65,21 +64,15 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   // Bodies are JSON only: a text/plain body gets 415 instead of a confusing schema error.
   app.removeContentTypeParser('text/plain');
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Clinic Platform core API',
-        version: config.systemInfo.version,
-        description: 'Multi-tenant backend for clinics. Errors use the envelope { error: { code, message, fields? } }.',
-      },
-      servers: [{ url: config.publicUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-      // Deliveries the platform sends (spec 6.1; docs/events.md): one entry per event type.
-      webhooks: webhooksSection(),
-    },
+  await installApiDocs(app, {
+    title: 'Clinic Platform core API',
+    version: config.systemInfo.version,
+    description: 'Multi-tenant backend for clinics. Errors use the envelope { error: { code, message, fields? } }.',
+    serverUrl: config.publicUrl,
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    // Deliveries the platform sends (spec 6.1; docs/events.md): one entry per event type.
+    extra: { webhooks: webhooksSection() },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const limiter = (keyPrefix: string, l: { limit: number; windowSeconds: number }) =>
     createRateLimiter({ redis: rt.redis, keyPrefix: config.redisKeyPrefix + keyPrefix, points: l.limit, durationSeconds: l.windowSeconds });
@@ -129,6 +122,5 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   patientRoutes(app);
   specialistRoutes(app);
 
-  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   return app;
 }

@@ -109,7 +109,7 @@ async function main(): Promise<void> {
       ? `  Get a token   TOKEN=$(npm run -s token -- you@example.com)   then   curl -H "Authorization: Bearer $TOKEN" ${url}/v1/me`
       : `  Tokens        issued by ${config.auth.issuer}`,
     `  Superadmin    npm run cli -- superadmin grant you@example.com`,
-    ...companions.map((c) => `  ${c.name.padEnd(13)} ${c.url ?? 'running in this process'}`),
+    ...companions.map((c) => `  ${c.name.padEnd(13)} ${c.url ? `${c.url}   (docs: ${c.url}/docs)` : 'running in this process'}`),
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

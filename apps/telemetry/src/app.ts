@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { edgeServerOptions, installErrorHandling, installValidators } from '@clinic/http-kit';
+import { createRequire } from 'node:module';
+import { edgeServerOptions, installApiDocs, installErrorHandling, installHealthRoute, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ingestRoutes, type IngestDeps } from './routes/ingest.ts';
+
+const VERSION: string = createRequire(import.meta.url)('../package.json').version;
 
 export type TelemetryDeps = Omit<IngestDeps, 'poseBodyLimit' | 'poseRateLimit'> & {
   /** Compressed pose batch limit; a second of 30 fps frames is about 12 KiB gzipped. */
@@ -24,8 +27,16 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
   installValidators(app);
   installErrorHandling(app);
   app.removeContentTypeParser('text/plain');
-  // The core API's health shape (status, checks, uptime_seconds); the process serving is the check.
-  app.get('/health', async () => ({ status: 'healthy', checks: {}, uptime_seconds: Math.floor(process.uptime()) }));
+  await installApiDocs(app, {
+    title: 'Clinic Platform telemetry service',
+    version: VERSION,
+    description:
+      'Video engagement events, pose landmarks and form scores (docs/telemetry.md). Callers present the session or ' +
+      'media token the core API issued. Errors use the envelope { error: { code, message, fields? } }.',
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    extra: { security: [{ bearerAuth: [] }] },
+  });
+  installHealthRoute(app);
   ingestRoutes(app, {
     ...deps,
     poseBodyLimit: deps.poseBodyLimit ?? 262_144,

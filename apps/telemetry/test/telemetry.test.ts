@@ -16,6 +16,18 @@ describe('telemetry service', () => {
   });
   after(() => w.close());
 
+  it('describes itself like every service: GET /openapi.json and /docs, no credentials needed', async () => {
+    const res = await w.a.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200, res.body);
+    const spec = res.json();
+    assert.equal(spec.openapi, '3.1.0');
+    const ops = Object.values<any>(spec.paths).flatMap((m) => Object.values<any>(m).map((o) => o.operationId));
+    assert.deepEqual(ops.sort(), ['endExerciseSession', 'getHealth', 'ingestMediaEvents', 'ingestPoseFrames']);
+    const docs = await w.a.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.headers['content-type'] as string, /text\/html/);
+  });
+
   const batchesOf = (reps: number, seed = 7) => {
     const g = generateSession({ kind: 'squat', scenario: 'clean', reps, seed });
     return { g, batches: toBatches(g) };

@@ -52,3 +52,4 @@ export {
 export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';
 export { createServiceLogger, redactUrl, REDACTED_LOG_PATHS } from './logging.ts';
 export { normalizeEmail, type EmailCheck } from './email.ts';
+export { installApiDocs, installHealthRoute, type ApiDocsOptions } from './api-docs.ts';
