@@ -25,7 +25,11 @@ describe('integers out of range', () => {
     );
     fieldId = field.id;
     const template = dataOf(
-      await t.call('POST', '/v1/form-templates', { token: admin, org: orgId, body: { name: 'Intake', fields: [{ custom_field_id: fieldId }] } }),
+      await t.call('POST', '/v1/form-templates', {
+        token: admin,
+        org: orgId,
+        body: { name: 'Intake', fields: [{ custom_field_id: fieldId }] },
+      }),
       201,
     );
     templateId = template.id;
