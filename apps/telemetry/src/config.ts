@@ -17,6 +17,8 @@ export interface TelemetryConfig {
   authAudience: string | null;
   /** Shared rate-limit counters across instances; in-process per instance without it. */
   redisUrl: string | null;
+  /** REDIS_KEY_PREFIX, as in the core API: the start of every Redis key. */
+  redisKeyPrefix: string;
   /** Pose batches per session per window (TELEMETRY_POSE_RATE_LIMIT per TELEMETRY_POSE_RATE_WINDOW_SECONDS). */
   poseRateLimit: { limit: number; windowSeconds: number };
 }
@@ -46,6 +48,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
     authIssuer: need('AUTH_ISSUER'),
     authAudience: env.AUTH_AUDIENCE ?? null,
     redisUrl: env.REDIS_URL ?? null,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? '',
     poseRateLimit: { limit: positive('TELEMETRY_POSE_RATE_LIMIT', 300), windowSeconds: positive('TELEMETRY_POSE_RATE_WINDOW_SECONDS', 60) },
   };
 }

@@ -20,6 +20,7 @@ const app = await buildTelemetryApp({
   logger,
   sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(config.sessionJwksUrl))),
   redis,
+  redisKeyPrefix: config.redisKeyPrefix,
   poseRateLimit: config.poseRateLimit,
   userTokens: createJwtVerifier({
     keys: createRemoteJWKSet(new URL(config.authJwksUrl)),

@@ -40,7 +40,9 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
   const assets = t.rt.assets;
   const coreUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const signer = await sessionSigner(t.rt.config);
-  const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...opts.telemetry };
+  // Services mode: the pose rate limiter counts in Redis under the test's own REDIS_KEY_PREFIX.
+  const redis = { redis: t.rt.redis, redisKeyPrefix: t.rt.config.redisKeyPrefix };
+  const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...redis, ...opts.telemetry };
   const a = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys) });
   const b = await buildTelemetryApp({
     ...common,

@@ -16,6 +16,31 @@ describe('telemetry service', () => {
   });
   after(() => w.close());
 
+  it("counts pose batches in Redis under the deployment's REDIS_KEY_PREFIX", {
+    skip: process.env.TEST_MODE !== 'services' && 'embedded: the counters are in memory',
+  }, async () => {
+    const redis = w.t.rt.redis!;
+    const prefix = w.t.rt.config.redisKeyPrefix;
+    assert.ok(prefix, 'the test app has a prefix of its own');
+    await w.grant('biometric');
+    const s = await w.start();
+    const { batches } = batchesOf(2);
+    assert.equal((await w.pose(w.a, s.token, batches[0]!)).statusCode, 201);
+    const keys = async (pattern: string) => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        found.push(...batch);
+      } while (cursor !== '0');
+      return found;
+    };
+    const mine = await keys(`${prefix}telemetry:pose:*${s.id}*`);
+    assert.equal(mine.length, 1, 'the session counter carries the prefix');
+    assert.deepEqual(await keys(`telemetry:pose:*${s.id}*`), [], 'no counter outside the prefix');
+  });
+
   it('describes itself like every service: GET /openapi.json and /docs, no credentials needed', async () => {
     const res = await w.a.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(res.statusCode, 200, res.body);

@@ -32,6 +32,8 @@ export interface IngestDeps extends FinalizeDeps {
   poseRateLimit: { limit: number; windowSeconds: number };
   /** Shared counters across instances when present; in-process otherwise. */
   redis?: Redis | null;
+  /** REDIS_KEY_PREFIX: what every Redis key of this deployment starts with (several deployments may share one Redis). */
+  redisKeyPrefix?: string;
 }
 
 const errs = {
@@ -70,7 +72,7 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
   // garbage counts too.
   const poseLimiter = createRateLimiter({
     redis: deps.redis ?? null,
-    keyPrefix: 'telemetry:pose:',
+    keyPrefix: `${deps.redisKeyPrefix ?? ''}telemetry:pose:`,
     points: deps.poseRateLimit.limit,
     durationSeconds: deps.poseRateLimit.windowSeconds,
   });

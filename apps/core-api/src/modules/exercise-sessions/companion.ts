@@ -18,6 +18,8 @@ export const telemetryCompanion = {
       logger: rt.logger,
       sessionTokens: createSessionTokenVerifier(signer.keys),
       userTokens: rt.verifier,
+      redis: rt.redis,
+      redisKeyPrefix: rt.config.redisKeyPrefix,
     });
     const url = await app.listen({ host: rt.config.host, port: rt.config.telemetry.port });
     return { url, close: () => app.close() };
