@@ -35,6 +35,32 @@ describe('telemetry: end against ingest', () => {
   const leftover = async (sessionId: string) =>
     (await w.t.db.query<{ n: number }>('select count(*)::int as n from pose_batches where session_id = $1', [sessionId])).rows[0]!.n;
 
+  it('a batch with bytes after its gzip data is refused, so the replay keeps every accepted batch', async () => {
+    const s = await w.start();
+    const batches = batchesOf(5, 11).slice(0, 5);
+    assert.equal(batches.length, 5);
+    const accepted: number[] = [];
+    for (const [i, b] of batches.entries()) {
+      const gz = encodeBatchGzip(b);
+      // The third arrives with zero padding (and, retried, with garbage): before the fix it was
+      // stored, and in the concatenated replay it ended the stream, losing the batches after it.
+      if (i === 2) {
+        for (const [tail, reason] of [
+          [Buffer.alloc(16), /16 bytes follow the gzip data/],
+          [Buffer.from('trailing'), /corrupt/],
+        ] as const) {
+          const err = assertError(<any>await w.pose(w.a, s.token, Buffer.concat([gz, tail])), 400, 'validation_error');
+          assert.match(err.fields.body, reason);
+        }
+        continue;
+      }
+      assert.equal((await w.pose(w.a, s.token, gz)).statusCode, 201);
+      accepted.push(b.seq);
+    }
+    assert.equal((await end(w.a, s)).statusCode, 200);
+    assert.deepEqual(await replaySeqs(s.id), accepted, 'the replay holds exactly the acknowledged batches');
+  });
+
   it('a session ended while batches race in on two instances keeps exactly the acknowledged ones', async () => {
     for (let round = 0; round < 3; round++) {
       const s = await w.start();

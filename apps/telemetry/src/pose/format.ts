@@ -67,8 +67,9 @@ export function encodeBatchGzip(b: Parameters<typeof encodeBatch>[0]): Buffer {
 export function gunzipBatch(body: Buffer): Buffer {
   if (body.length < 18 || body[0] !== 0x1f || body[1] !== 0x8b)
     throw new PoseFormatError('the body is not gzip data (magic 1f 8b missing)');
+  let inflated: { buffer: Buffer; engine: { bytesWritten: number } };
   try {
-    return gunzipSync(body, { maxOutputLength: MAX_RAW_BYTES });
+    inflated = gunzipSync(body, { maxOutputLength: MAX_RAW_BYTES, info: true }) as unknown as typeof inflated;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ERR_BUFFER_TOO_LARGE' || (err as RangeError).name === 'RangeError') {
@@ -76,6 +77,13 @@ export function gunzipBatch(body: Buffer): Buffer {
     }
     throw new PoseFormatError('the gzip data is corrupt or truncated');
   }
+  // zlib stops quietly at bytes after the last gzip member (zero padding, say). The replay is the
+  // stored bodies concatenated, where such bytes would end the stream early and lose every later
+  // batch: so the body must be gzip members and nothing else.
+  if (inflated.engine.bytesWritten !== body.length) {
+    throw new PoseFormatError(`${body.length - inflated.engine.bytesWritten} bytes follow the gzip data; send the gzip member(s) only`);
+  }
+  return inflated.buffer;
 }
 
 /** Strict decoding: every length, header field, timestamp and float is checked. */
