@@ -594,9 +594,11 @@ create table public.media_events (
   occurred_at timestamp with time zone not null,
   payload jsonb not null,
   received_at timestamp with time zone not null default now(),
+  organization_id uuid not null,
+  patient_user_id uuid not null,
   constraint media_events_seq_check CHECK ((seq >= 0)),
-  constraint media_events_media_session_id_fkey FOREIGN KEY (media_session_id) REFERENCES media_session_metrics(media_session_id) ON DELETE CASCADE,
-  constraint media_events_pkey PRIMARY KEY (media_session_id, seq)
+  constraint media_events_organization_id_patient_user_id_media_session_fkey FOREIGN KEY (organization_id, patient_user_id, media_session_id) REFERENCES media_session_metrics(organization_id, patient_user_id, media_session_id) ON DELETE CASCADE,
+  constraint media_events_pkey PRIMARY KEY (organization_id, patient_user_id, media_session_id, seq)
 );
 alter table public.media_events enable row level security;
 alter table public.media_events force row level security;
@@ -631,7 +633,7 @@ create table public.media_session_metrics (
   constraint media_session_metrics_exercise_id_fkey FOREIGN KEY (exercise_id) REFERENCES exercises(id) ON DELETE SET NULL,
   constraint media_session_metrics_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint media_session_metrics_patient_user_id_fkey FOREIGN KEY (patient_user_id) REFERENCES users(id) ON DELETE CASCADE,
-  constraint media_session_metrics_pkey PRIMARY KEY (media_session_id)
+  constraint media_session_metrics_pkey PRIMARY KEY (organization_id, patient_user_id, media_session_id)
 );
 alter table public.media_session_metrics enable row level security;
 alter table public.media_session_metrics force row level security;

@@ -260,13 +260,44 @@ describe('telemetry service', () => {
       'validation_error',
     );
     assertError((await send({ media_session_id: media, events: [{ seq: 9, at, kind: 'teleport' }] })) as any, 400, 'validation_error');
-    // Another person's media session id is not theirs to write.
+    // A playback is (organization, patient, id): another person using the same id, in this clinic or
+    // as a patient of another, starts a playback of their own and learns nothing about this one.
+    const milestone = { seq: 10, at, kind: 'milestone', percent: 50 };
     const other = await w.t.addPatient(w.orgId, uniqueEmail('media'));
     await w.grant('analytics', other.token);
-    assertError(
-      (await send({ media_session_id: media, events: [{ seq: 10, at, kind: 'milestone', percent: 50 }] }, other.token)) as any,
-      404,
-      'not_found',
+    const theirs = await send({ media_session_id: media, events: [milestone] }, other.token);
+    assert.equal(theirs.statusCode, 200, theirs.body);
+    assert.deepEqual(theirs.json().data, { media_session_id: media, accepted: 1, duplicates: 0 });
+    const otherClinic = await w.t.createOrg();
+    const elsewhere = await w.t.addPatient(otherClinic.id, uniqueEmail('media-elsewhere'));
+    const grantThere = await w.t.call('POST', '/v1/me/consents', {
+      token: elsewhere.token,
+      body: {
+        grants: [
+          { organization_id: otherClinic.id, purpose_code: 'analytics', purpose_version: w.versions.analytics, source: 'self_toggle' },
+        ],
+      },
+    });
+    assert.equal(grantThere.statusCode, 201, grantThere.body);
+    const there = await w.b.inject({
+      method: 'POST',
+      url: '/v1/media/events',
+      headers: { authorization: `Bearer ${elsewhere.token}`, 'x-organization-id': otherClinic.id, 'content-type': 'application/json' },
+      payload: JSON.stringify({ media_session_id: media, events: [milestone] }),
+    });
+    assert.equal(there.statusCode, 200, there.body);
+    const playbacks = await w.t.db.query<{ organization_id: string; milestones: number[] }>(
+      'select organization_id, milestones from media_session_metrics where media_session_id = $1 order by created_at',
+      [media],
+    );
+    assert.deepEqual(
+      playbacks.rows.map((r) => [r.organization_id, r.milestones]),
+      [
+        [w.orgId, [25]],
+        [w.orgId, [50]],
+        [otherClinic.id, [50]],
+      ],
+      "each person's playback counts only their own events",
     );
     await w.withdraw(consent);
     assertError(
