@@ -325,6 +325,13 @@ describe('form templates and forms', () => {
         ev.rows.map((r: any) => r.type),
         ['form.created', 'form.updated', 'form.file_added', 'form.signed'],
       );
+      // The audit entry names the file by id and hash: a file name can be personal data, and the
+      // append-only trail could never forget it.
+      const audit = await t.db.query<{ data: any }>(`select data from audit_logs where action = 'form.file_added' and entity_id = $1`, [
+        form.id,
+      ]);
+      assert.equal(audit.rows[0]!.data.file_id, file.id);
+      assert.ok(!JSON.stringify(audit.rows[0]!.data).includes('scan.png'), JSON.stringify(audit.rows[0]!.data));
     });
 
     it('a signed form is immutable also against crafted SQL as the application role (and the owner)', async () => {

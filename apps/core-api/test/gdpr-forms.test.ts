@@ -248,20 +248,19 @@ describe('gdpr: records, custom values, forms and files', () => {
     assert.deepEqual(audit.signed_forms_retained, []);
   });
 
-  it('account deletion (DELETE /v1/me): signed form retained; the emptied file rows leave objects that the orphan sweep removes', async () => {
+  it('account deletion (DELETE /v1/me): signed form retained; the objects of the emptied file rows are deleted after commit', async () => {
     const s = await seed('deleteme', true);
     assert.equal((await call('DELETE', '/v1/me', s.person.token, orgA)).statusCode, 204);
     const rec = await patientRow(s.patientId);
     assert.deepEqual([rec.first_name, rec.dob, rec.phone, rec.notes, rec.custom_field_values], ['Ana', '1990-05-01', null, null, {}]);
     await assertPendingErased(s);
     assert.equal((await formRow(s.signed!)).status, 'signed');
-    // No row names the pending file's object any more: the sweep removes it once past its grace period
-    // and leaves the retained signed form's file alone.
+    // The pending file's object goes right after the commit (as for POST /v1/gdpr/erase); the
+    // retained signed form's file stays, also through the orphan sweep.
+    assert.equal(await t.rt.assets.head(s.pendingFileKey), null);
     const deps = { db: t.db, assets: t.rt.assets, logger: t.rt.logger };
     const swept = await sweepOrphanFormFiles(deps, Date.now() + 2 * ORPHAN_GRACE_MS);
-    assert.ok(swept.includes(s.pendingFileKey));
     assert.ok(!swept.includes(s.signedFileKey!));
-    assert.equal(await t.rt.assets.head(s.pendingFileKey), null);
     assert.ok(await t.rt.assets.head(s.signedFileKey!));
   });
 

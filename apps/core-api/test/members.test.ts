@@ -212,7 +212,7 @@ describe('members', () => {
         actor_user_id: admin.userId,
         entity_type: 'member',
         entity_id: m.user_id,
-        data: { email, role_id: m.role_id, role_code: 'specialist', user_created: true },
+        data: { role_id: m.role_id, role_code: 'specialist', user_created: true },
       });
 
       // First sign-in links the row (no second user) and GET /v1/me shows the membership.

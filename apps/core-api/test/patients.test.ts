@@ -84,6 +84,13 @@ describe('patients and specialists', () => {
       );
       assert.deepEqual(Object.keys(bad.fields).sort(), ['custom_fields.allergies', 'custom_fields.height', 'custom_fields.nope']);
       dataOf(await call('PUT', `/v1/patients/${patientId}`, admin, { first_name: 'Ion', custom_fields: { height: 180, risk: 'high' } }));
+      // The audit entry says which fields changed, never their values (erasure cannot reach the append-only trail).
+      const { rows: audited } = await t.db.query<{ data: any }>(
+        `select data from audit_logs where action = 'patient.updated' and entity_id = $1 order by chain_seq desc limit 1`,
+        [patientId],
+      );
+      assert.deepEqual(audited[0]!.data.fields.sort(), ['custom_fields', 'first_name']);
+      assert.ok(!/Ion|high|180/.test(JSON.stringify(audited[0]!.data)), JSON.stringify(audited[0]!.data));
       // A draft renaming the key is not in force yet...
       await call('PATCH', `/v1/custom-fields/${fields.height.id}`, admin, { key: 'height_cm' });
       assertError(

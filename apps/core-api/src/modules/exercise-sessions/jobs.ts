@@ -8,6 +8,7 @@ import {
   deleteMediaMetricsBefore,
   deleteSessionsEndedBefore,
   expiredReplays,
+  knownReplayKeys,
   markReplayDeleted,
   silentSessions,
   writeSessionMetrics,
@@ -98,6 +99,27 @@ export async function applyRetention(
   return { media, sessions, replays: old.length };
 }
 
+/** A replay is written when its session ends, hours at most after it started: older orphans are safe to remove. */
+export const ORPHAN_REPLAY_GRACE_MS = 24 * 3600 * 1000;
+const REPLAY_KEY = /^telemetry\/replays\/[0-9a-f-]{36}\/([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}\.pose\.gz$/;
+
+/**
+ * Removes replay blobs no session names: the session was erased (or deleted) and deleting the blob
+ * after commit failed, or a crash came between writing a blob and committing the end. A session id is
+ * a UUIDv7, so the key tells when its session started; younger ones are left alone. Returns the keys removed.
+ */
+export async function sweepOrphanReplays(deps: ExerciseSessionJobDeps, now = Date.now()): Promise<string[]> {
+  const candidates = (await deps.assets.list('telemetry/replays/')).filter((key) => {
+    const m = REPLAY_KEY.exec(key);
+    return m !== null && now - parseInt(m[1]! + m[2]!, 16) > ORPHAN_REPLAY_GRACE_MS;
+  });
+  if (!candidates.length) return [];
+  const known = new Set(await knownReplayKeys(deps.db, candidates));
+  const orphans = candidates.filter((k) => !known.has(k));
+  for (const key of orphans) await deps.assets.delete(key);
+  return orphans;
+}
+
 /** Registered by apps/core-api/src/worker/registry.ts. */
 export function registerExerciseSessionJobs(registry: WorkerRegistry, deps: ExerciseSessionJobDeps): void {
   registry.onEvent('exercise_session.ended', (event) => handleSessionEnded(deps, event));
@@ -108,5 +130,9 @@ export function registerExerciseSessionJobs(registry: WorkerRegistry, deps: Exer
   registry.every('telemetry.retention', 3600, async ({ logger }) => {
     const r = await applyRetention({ ...deps, logger });
     if (r.media || r.sessions || r.replays) logger.info(r, 'telemetry retention applied');
+  });
+  registry.every('telemetry.orphan_replays', 3600, async ({ logger }) => {
+    const removed = await sweepOrphanReplays({ ...deps, logger });
+    if (removed.length) logger.info({ count: removed.length }, 'removed orphan pose replays');
   });
 }

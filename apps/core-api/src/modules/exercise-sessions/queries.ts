@@ -178,3 +178,11 @@ export async function deleteSessionsEndedBefore(db: Queryable, at: string, age: 
   const { rowCount } = await db.query('delete from exercise_sessions where ended_at < $1::timestamptz - $2::interval', [at, age]);
   return rowCount;
 }
+
+/** Of these replay keys, the ones a session still names (the rest are orphans). */
+export async function knownReplayKeys(db: Queryable, keys: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ replay_key: string }>('select replay_key from exercise_sessions where replay_key = any($1::text[])', [
+    keys,
+  ]);
+  return rows.map((r) => r.replay_key);
+}

@@ -118,7 +118,6 @@ export async function addFile(
       });
       await audit(tx, actor, 'form.file_added', 'form', formId, {
         file_id: id,
-        filename: row.filename,
         content_type: type,
         size_bytes: bytes.length,
         sha256,
@@ -154,7 +153,7 @@ export async function removeFile(inTx: InTx, assets: AssetStore, actor: OrgActor
     const file = await q.findFile(tx, actor.orgId, formId, fileId);
     if (!file) throw errors.notFound('No file with this id on this form.');
     if (!(await q.deleteFile(tx, actor.orgId, formId, fileId))) throw formNotFound();
-    await audit(tx, actor, 'form.file_removed', 'form', formId, { file_id: fileId, filename: file.filename, sha256: file.sha256 });
+    await audit(tx, actor, 'form.file_removed', 'form', formId, { file_id: fileId, sha256: file.sha256 });
     await emit(tx, actor.orgId, 'form.file_removed', { id: formId, file_id: fileId });
     return file.asset_key;
   });

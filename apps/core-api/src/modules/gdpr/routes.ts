@@ -1,3 +1,4 @@
+import { deleteErasedObjects } from '../me/account-service.ts';
 import { DataOf, ErrorResponse, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -126,11 +127,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
     async (request) => {
       const actor = actorOf(request);
       const { outcome, assetKeys } = await request.inTx((tx) => eraseData(tx, actor, request.body));
-      // Objects go after commit, never inside the transaction; one that fails here is an orphan the
-      // hourly forms.orphan_files sweep removes.
-      for (const key of assetKeys) {
-        await rt.assets.delete(key).catch((err: unknown) => request.log.warn({ err }, 'erased form file left for the orphan sweep'));
-      }
+      await deleteErasedObjects(rt.assets, assetKeys, request.log);
       return { data: outcome };
     },
   );

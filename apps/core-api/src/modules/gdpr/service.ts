@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { auditErasure } from '../me/account-service.ts';
-import { eraseUserRows } from '../me/account-queries.ts';
+import { erasedObjectKeys, eraseUserRows } from '../me/account-queries.ts';
 import { recordChange } from '../../platform/audit.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import type { Actor } from '../../platform/actor.ts';
@@ -121,22 +121,14 @@ export interface EraseOutcome {
   memberships_removed: number;
 }
 
-/** What migration 0027 adds to app.erase_user's result: the patient records and forms. */
-interface RecordErasure {
-  form_files_removed?: { id: string; organization_id: string; form_id: string; asset_key: string }[];
-  forms_erased?: { id: string; organization_id: string }[];
-  signed_forms_retained?: { id: string; organization_id: string }[];
-  patient_records_cleared?: { id: string; organization_id: string; identity_retained: boolean }[];
-  specialists_removed?: { id: string; organization_id: string }[];
-}
-
 /**
  * POST /v1/gdpr/erase: the subject itself or a superadmin erase the whole account (as DELETE
  * /v1/me); a clinic (gdpr.erase_data) erases its part, and the account only when nothing else links
  * the person to the platform. Ledger and audit trail are kept (ids, never emails). Records and
  * unsigned forms are emptied; signed forms are retained (docs/decisions.md, GDPR erasure of records
- * and forms), counted in the gdpr.erased entry. `assetKeys` names the objects of the removed file
- * rows: the caller deletes them after commit (the orphan sweep catches any it misses).
+ * and forms), counted in the gdpr.erased entry; the person's telemetry goes (migration 0059). `assetKeys`
+ * names the objects let go (form files, pose replays): the caller deletes them after commit (the orphan
+ * sweeps catch any it misses).
  */
 export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput): Promise<{ outcome: EraseOutcome; assetKeys: string[] }> {
   const s = await subjectOf(tx, actor, input, 'gdpr.erase_data');
@@ -150,7 +142,7 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
     patient_records_deleted: r.patients_deleted.length,
     memberships_removed: r.memberships_removed.length,
   };
-  const x = r as typeof r & RecordErasure;
+
   await recordChange(
     tx,
     actor,
@@ -159,15 +151,17 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
     {
       on_behalf: s.onBehalf,
       ...outcome,
-      patient_records_cleared: x.patient_records_cleared?.length ?? 0,
-      forms_erased: x.forms_erased?.length ?? 0,
-      form_files_removed: x.form_files_removed?.length ?? 0,
-      specialist_profiles_removed: x.specialists_removed?.length ?? 0,
+      patient_records_cleared: r.patient_records_cleared?.length ?? 0,
+      forms_erased: r.forms_erased?.length ?? 0,
+      form_files_removed: r.form_files_removed?.length ?? 0,
+      specialist_profiles_removed: r.specialists_removed?.length ?? 0,
+      exercise_sessions_removed: r.exercise_sessions_removed?.length ?? 0,
+      media_sessions_removed: r.media_sessions_removed ?? 0,
       // Ids, so that the clinic can tell the person which records it keeps and why (art. 12(4)).
-      signed_forms_retained: (x.signed_forms_retained ?? []).map((f) => f.id),
+      signed_forms_retained: (r.signed_forms_retained ?? []).map((f) => f.id),
     },
   );
-  return { outcome, assetKeys: (x.form_files_removed ?? []).map((f) => f.asset_key) };
+  return { outcome, assetKeys: erasedObjectKeys(r) };
 }
 
 // ---------------------------------------------------------------------------------------------

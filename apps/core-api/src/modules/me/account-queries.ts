@@ -23,6 +23,22 @@ export interface EraseResult {
   withdrawn: WithdrawnRow[];
   patients_deleted: { id: string; organization_id: string }[];
   memberships_removed: { organization_id: string; role_id: string }[];
+  // What app.erase_patient_records adds (migrations 0027 and 0059): records, forms and telemetry.
+  form_files_removed?: { id: string; organization_id: string; form_id: string; asset_key: string }[];
+  forms_erased?: { id: string; organization_id: string }[];
+  signed_forms_retained?: { id: string; organization_id: string }[];
+  patient_records_cleared?: { id: string; organization_id: string; identity_retained: boolean }[];
+  specialists_removed?: { id: string; organization_id: string }[];
+  exercise_sessions_removed?: { id: string; organization_id: string; replay_key: string | null }[];
+  media_sessions_removed?: number;
+}
+
+/** The stored objects an erasure let go (form files, pose replays): the caller deletes them after commit. */
+export function erasedObjectKeys(r: EraseResult): string[] {
+  return [
+    ...(r.form_files_removed ?? []).map((f) => f.asset_key),
+    ...(r.exercise_sessions_removed ?? []).flatMap((s) => (s.replay_key ? [s.replay_key] : [])),
+  ];
 }
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : '');

@@ -3,7 +3,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
-import { deleteMe, leaveClinic } from './account-service.ts';
+import { erasedObjectKeys } from './account-queries.ts';
+import { deleteErasedObjects, deleteMe, leaveClinic } from './account-service.ts';
 import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
@@ -67,7 +68,8 @@ export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
     },
     async (request, reply) => {
       const actor = actorOf(request);
-      await request.inTx((tx) => deleteMe(tx, actor));
+      const erased = await request.inTx((tx) => deleteMe(tx, actor));
+      await deleteErasedObjects(rt.assets, erasedObjectKeys(erased), request.log);
       return reply.status(204).send(null);
     },
   );

@@ -1,3 +1,5 @@
+import type { AssetStore } from '@clinic/assets';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Queryable } from '@clinic/db';
 import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
@@ -108,4 +110,15 @@ export async function deleteMe(tx: Queryable, actor: Actor): Promise<EraseResult
   const result = await eraseUserRows(tx, userId, null, 'account_deleted');
   await auditErasure(tx, actor, userId, result, 'user.deleted', 'account_deleted');
   return result;
+}
+
+/**
+ * Deletes the stored objects an erasure let go (erasedObjectKeys), after its commit: never inside the
+ * transaction, which could still roll back. One that fails here is left for the orphan sweeps
+ * (forms.orphan_files, telemetry.orphan_replays).
+ */
+export async function deleteErasedObjects(assets: AssetStore, keys: string[], log: FastifyBaseLogger): Promise<void> {
+  for (const key of keys) {
+    await assets.delete(key).catch((err: unknown) => log.warn({ err, key }, 'erased object left for the orphan sweep'));
+  }
 }

@@ -96,7 +96,7 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
       actor,
       'member.added',
       { type: 'member', id: userId, organizationId: orgId },
-      { email: member.email, role_id: role.id, role_code: role.code, user_created: userCreated },
+      { role_id: role.id, role_code: role.code, user_created: userCreated },
     );
     return { member, outcome: 'added' };
   }
@@ -117,7 +117,7 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
     actor,
     'member.role_changed',
     { type: 'member', id: userId, organizationId: orgId },
-    { email: current.email, role_id: { from: current.role_id, to: role.id }, role_code: { from: current.role_code, to: role.code } },
+    { role_id: { from: current.role_id, to: role.id }, role_code: { from: current.role_code, to: role.code } },
   );
   return { member: (await findMember(tx, orgId, userId))!, outcome: 'role_changed' };
 }
@@ -136,6 +136,6 @@ export async function removeMember(tx: Queryable, actor: Actor, orgId: string, u
     actor,
     'member.removed',
     { type: 'member', id: userId, organizationId: orgId },
-    { email: current.email, role_id: current.role_id, role_code: current.role_code },
+    { role_id: current.role_id, role_code: current.role_code },
   );
 }

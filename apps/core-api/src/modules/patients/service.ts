@@ -128,7 +128,8 @@ export async function putPatient(tx: Queryable, actor: OrgActor, id: string, bod
     changes.custom_fields = { from: current.custom_field_values, to: rec.custom_field_values };
   if (!Object.keys(changes).length) return present(current, fields, patientCaller);
   const row = await q.updatePatient(tx, actor.orgId, id, rec);
-  await audit(tx, actor, 'patient.updated', 'patient', id, { changes, by_patient: patientCaller });
+  // Which fields changed, never their values: the audit trail is append-only and must not keep what erasure removes.
+  await audit(tx, actor, 'patient.updated', 'patient', id, { fields: Object.keys(changes), by_patient: patientCaller });
   await emit(tx, actor.orgId, 'patient.updated', { id, fields: Object.keys(changes) });
   return present(row, fields, patientCaller);
 }

@@ -114,7 +114,8 @@ export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, 
     changes.custom_fields = { from: current.custom_field_values, to: next.custom_field_values };
   if (!Object.keys(changes).length) return present(current, fields, false);
   const row = await q.updateSpecialist(tx, actor.orgId, id, next);
-  await audit(tx, actor, 'specialist.updated', 'specialist', id, { changes });
+  // Which fields changed, never their values (names and contact details stay out of the append-only trail).
+  await audit(tx, actor, 'specialist.updated', 'specialist', id, { fields: Object.keys(changes) });
   await emit(tx, actor.orgId, 'specialist.updated', { id, fields: Object.keys(changes) });
   return present(row, fields, false);
 }
