@@ -4,7 +4,7 @@ import { verify as verifyHex } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { retryDelaySeconds } from '../src/modules/webhooks/delivery.ts';
 import { newSigningSecret, signDelivery } from '../src/modules/webhooks/signing.ts';
-import { ForbiddenDestinationError, guardedLookup, isForbiddenAddress, urlProblem } from '../src/modules/webhooks/ssrf.ts';
+import { ForbiddenDestinationError, guardedLookup, isForbiddenAddress, urlProblem } from '../src/platform/outgoing-url.ts';
 import { assertError, dataOf, freshDatabase, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 import type { TestDatabase } from '@clinic/db';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';

@@ -1,6 +1,7 @@
 import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetAccountCommand, GetEmailIdentityCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { request } from 'undici';
+import { guardedAgents } from '../../platform/outgoing-url.ts';
 import type { Credentials } from './credentials.ts';
 import type { Capability } from './schemas.ts';
 
@@ -12,15 +13,20 @@ export interface PingTarget {
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-/** The AWS SDK reaches a local wire-format server through the row's endpoint_url; no retries in a health check. */
-function awsOptions(t: PingTarget, timeoutMs: number) {
+type Agents = ReturnType<typeof guardedAgents>;
+
+/**
+ * The AWS SDK reaches a local wire-format server through the row's endpoint_url; no retries in a
+ * health check. Its sockets resolve names through the outgoing-URL guard.
+ */
+function awsOptions(t: PingTarget, timeoutMs: number, agents: Agents) {
   const endpoint = str(t.config.endpoint_url);
   return {
     region: str(t.config.region),
     credentials: { accessKeyId: t.credentials.access_key_id!, secretAccessKey: t.credentials.secret_access_key! },
     ...(endpoint ? { endpoint } : {}),
     maxAttempts: 1,
-    requestHandler: { requestTimeout: timeoutMs, connectionTimeout: timeoutMs },
+    requestHandler: { requestTimeout: timeoutMs, connectionTimeout: timeoutMs, httpAgent: agents.http, httpsAgent: agents.https },
   };
 }
 
@@ -29,9 +35,20 @@ function awsOptions(t: PingTarget, timeoutMs: number) {
  * sender identity verified for sending), S3 (the bucket answers HEAD), the Clerk-style identity API
  * (the secret key lists users). Resolves when healthy; rejects with the reason otherwise.
  */
-export async function pingProvider(t: PingTarget, timeoutMs: number): Promise<void> {
+export async function pingProvider(t: PingTarget, timeoutMs: number, allowPrivate: boolean): Promise<void> {
+  const agents = guardedAgents(allowPrivate);
+  try {
+    await ping(t, timeoutMs, agents);
+  } finally {
+    agents.http.destroy();
+    agents.https.destroy();
+    await agents.undici.close();
+  }
+}
+
+async function ping(t: PingTarget, timeoutMs: number, agents: Agents): Promise<void> {
   if (t.capability === 'email') {
-    const ses = new SESv2Client(awsOptions(t, timeoutMs));
+    const ses = new SESv2Client(awsOptions(t, timeoutMs, agents));
     try {
       await ses.send(new GetAccountCommand({}));
       const identity = await ses.send(new GetEmailIdentityCommand({ EmailIdentity: str(t.config.from_address) }));
@@ -42,7 +59,7 @@ export async function pingProvider(t: PingTarget, timeoutMs: number): Promise<vo
     return;
   }
   if (t.capability === 'storage') {
-    const s3 = new S3Client({ ...awsOptions(t, timeoutMs), forcePathStyle: t.config.use_path_style === true });
+    const s3 = new S3Client({ ...awsOptions(t, timeoutMs, agents), forcePathStyle: t.config.use_path_style === true });
     try {
       await s3.send(new HeadBucketCommand({ Bucket: str(t.config.bucket) }));
     } finally {
@@ -55,6 +72,7 @@ export async function pingProvider(t: PingTarget, timeoutMs: number): Promise<vo
     headers: { authorization: `Bearer ${t.credentials.secret_key}` },
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
+    dispatcher: agents.undici,
   });
   await res.body.dump();
   if (res.statusCode === 401 || res.statusCode === 403)

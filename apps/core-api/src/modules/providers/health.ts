@@ -38,7 +38,11 @@ export async function checkProviders(deps: HealthDeps): Promise<HealthResult[]> 
     try {
       creds = openCredentials(deps.secrets, row.credentials_sealed);
       await assertPublicEndpoint(String(row.config.endpoint_url ?? ''), deps.allowPrivateEndpoints);
-      await pingProvider({ capability: row.capability, credentials: creds, config: row.config }, deps.pingTimeoutMs);
+      await pingProvider(
+        { capability: row.capability, credentials: creds, config: row.config },
+        deps.pingTimeoutMs,
+        deps.allowPrivateEndpoints,
+      );
       outcome = { ok: true };
     } catch (err) {
       outcome = { ok: false, error: scrub(describeFailure(err), creds) };

@@ -6,6 +6,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
+import { resolvesPublicly } from '../../platform/outgoing-url.ts';
 import { endpointProblem } from './endpoint.ts';
 import { findProvider, insertOverride, updateProvider, type ProviderRow, organizationExists } from './queries.ts';
 import { SHAPES, type Capability } from './schemas.ts';
@@ -32,12 +33,15 @@ function check(schema: TSchema, value: unknown, prefix: string, fields: Record<s
   }
 }
 
-function validate(capability: Capability, creds: unknown, config: Record<string, unknown>, allowPrivate: boolean): void {
+async function validate(capability: Capability, creds: unknown, config: Record<string, unknown>, allowPrivate: boolean): Promise<void> {
   const fields: Record<string, string> = {};
   if (creds !== undefined) check(SHAPES[capability].credentials, creds, 'credentials', fields);
   check(SHAPES[capability].config, config, 'config', fields);
   if (typeof config.endpoint_url === 'string') {
-    const problem = endpointProblem(config.endpoint_url, allowPrivate);
+    // At creation the name is resolved too (a clear 400); the ping's sockets check again when they connect.
+    const problem =
+      endpointProblem(config.endpoint_url, allowPrivate) ??
+      (config.endpoint_url === '' ? null : await resolvesPublicly(config.endpoint_url, allowPrivate));
     if (problem) fields['config.endpoint_url'] = problem;
   }
   if (Object.keys(fields).length) throw errors.validation(fields, `The ${capability} provider body does not match spec 2.11; see fields.`);
@@ -73,7 +77,7 @@ export async function updateProviderRow(
   const row = await findProvider(tx, id, { forUpdate: true });
   if (!row) throw notFound();
   const config = { ...row.config, ...(body.config ?? {}) };
-  validate(row.capability, body.credentials, config, deps.allowPrivateEndpoints);
+  await validate(row.capability, body.credentials, config, deps.allowPrivateEndpoints);
 
   const oldCreds = row.credentials_sealed ? openCredentials(deps.secrets, row.credentials_sealed) : null;
   const newCreds = (body.credentials as Credentials | undefined) ?? oldCreds;
@@ -117,7 +121,7 @@ export interface CreateOverrideInput {
 
 /** A per-organization override, active at once; one per capability and organization (409 otherwise). */
 export async function createOverride(tx: Queryable, actor: Actor, deps: ProviderDeps, body: CreateOverrideInput): Promise<ProviderRow> {
-  validate(body.capability, body.credentials, body.config, deps.allowPrivateEndpoints);
+  await validate(body.capability, body.credentials, body.config, deps.allowPrivateEndpoints);
   if (!(await organizationExists(tx, body.organization_id))) throw errors.organizationNotFound();
   const sealed = sealCredentials(deps.secrets, body.credentials as Credentials);
   const row = await insertOverride(tx, body.capability, SHAPES[body.capability].provider, body.organization_id, {

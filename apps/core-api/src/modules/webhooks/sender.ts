@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
-import { ForbiddenDestinationError, guardedLookup, urlProblem } from './ssrf.ts';
+import { ForbiddenDestinationError, guardedLookup, urlProblem } from '../../platform/outgoing-url.ts';
 import type { SignedDelivery } from './signing.ts';
 
 /** What one attempt gave: the delivery log stores it (truncated body, error text, latency). */
@@ -30,7 +30,7 @@ export interface SenderOptions {
 /**
  * POSTs signed deliveries with undici over one keep-alive agent. Redirects are never followed (a 3xx is a
  * failed attempt), the whole exchange has one time-out (10 s by spec 8), and sockets connect only to
- * public addresses (ssrf.ts) unless private networks are explicitly allowed.
+ * public addresses (platform/outgoing-url.ts) unless private networks are explicitly allowed.
  */
 export function createWebhookSender(opts: SenderOptions): WebhookSender {
   const ca = opts.caFile ? [...rootCertificates, readFileSync(opts.caFile, 'utf8')] : undefined;

@@ -9,7 +9,7 @@ import * as q from './queries.ts';
 import { ATTEMPT_SORT, SUBSCRIPTION_SORT } from './schemas.ts';
 import type { WebhookSender } from './sender.ts';
 import { newSigningSecret, signDelivery } from './signing.ts';
-import { resolvesPublicly, urlProblem } from './ssrf.ts';
+import { resolvesPublicly, urlProblem } from '../../platform/outgoing-url.ts';
 
 export interface WebhookDeps {
   secrets: SecretBox;

@@ -1,20 +1,28 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { Agent as UndiciAgent } from 'undici';
 
 /**
- * Outgoing URLs (webhook deliveries) must not reach the platform's own network: loopback, private,
- * link-local (cloud metadata at 169.254.169.254 included), carrier-grade NAT, multicast, reserved and
- * IPv6 unique-local addresses are refused after DNS resolution, unless the operator allows private
- * networks explicitly (tests, an on-premises install). Only global unicast passes.
+ * The one guard for every URL the platform calls out to (webhook deliveries, service provider
+ * endpoints, anything later): it must not reach the platform's own network. Only global unicast
+ * passes: IPv4 outside loopback, private, link-local (cloud metadata at 169.254.169.254), CGNAT,
+ * benchmarking (198.18/15), documentation, multicast, reserved and broadcast; IPv6 inside 2000::/3
+ * and outside its special ranges. Every IPv6 form that embeds an IPv4 address (mapped ::ffff:a.b.c.d,
+ * compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4, Teredo) is refused outright: none is a legitimate
+ * destination, and each can smuggle a private address past a check of the IPv6 form. The operator
+ * may allow private networks explicitly (tests, an on-premises install).
  */
 export function isForbiddenAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
-  let ip = ipaddr.parse(address);
-  // ::ffff:10.0.0.1 is 10.0.0.1.
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  return ip.range() !== 'unicast';
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
+  return !ip.match(GLOBAL_UNICAST_V6) || ip.range() !== 'unicast';
 }
+
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 export class ForbiddenDestinationError extends Error {
   readonly code = 'forbidden_destination';
@@ -51,14 +59,15 @@ export function guardedLookup(allowPrivate: boolean) {
  * Checks a URL before it is stored or called: HTTPS, no credentials in it, and (when the host is an
  * IP literal, which skips DNS and so the connect-time check) a public address. Returns a reason or null.
  */
-export function urlProblem(raw: string, allowPrivate: boolean): string | null {
+export function urlProblem(raw: string, allowPrivate: boolean, opts: { httpAllowed?: boolean } = {}): string | null {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'must be an absolute URL';
   }
-  if (url.protocol !== 'https:') return 'must use https';
+  // Plain http only where the caller allows it (providers' local wire-format servers in development).
+  if (url.protocol !== 'https:' && !(opts.httpAllowed && url.protocol === 'http:')) return 'must use https';
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   const host = hostOf(url);
@@ -80,4 +89,13 @@ export async function resolvesPublicly(raw: string, allowPrivate: boolean): Prom
       resolve(bad ? `the host ${host} resolves to a non-public address` : null);
     });
   });
+}
+
+/**
+ * HTTP agents whose sockets resolve names through guardedLookup: the connect-time half of the guard,
+ * for undici (`dispatcher`) and for Node's http/https agents (the AWS SDK's request handler).
+ */
+export function guardedAgents(allowPrivate: boolean) {
+  const lookup = guardedLookup(allowPrivate) as never;
+  return { undici: new UndiciAgent({ connect: { lookup } }), http: new HttpAgent({ lookup }), https: new HttpsAgent({ lookup }) };
 }
