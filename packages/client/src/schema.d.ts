@@ -808,7 +808,7 @@ export interface paths {
         put?: never;
         /**
          * Start a machine-readable export (JSON archive) of a data subject's data
-         * @description Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the organization in scope (X-Organization-ID), for holders of the permission there, the clinic's part only; user_id of someone else is for superadmins only. patient_id needs gdpr.export_data. 202 with the job; poll GET /v1/gdpr/exports/{id} for status and progress, then download the archive from its download_url (kept 7 days).
+         * @description Subject: none (or user_id = the caller) is the caller itself, platform-wide; patient_id is a patient record of the organization in scope (X-Organization-ID), for holders of the permission there, the clinic's part only; user_id of someone else is for superadmins only. patient_id needs gdpr.export_data. 202 with the job; poll GET /v1/gdpr/exports/{id} for status and progress, then download the archive from its download_url (kept 7 days). Honours Idempotency-Key (a retry gets the same job).
          */
         post: operations["exportData"];
         delete?: never;
@@ -980,7 +980,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the signing secret, keeping the old one for an overlap window
-         * @description Needs webhooks.manage at the organization in scope (X-Organization-ID, spec 4.1). Returns the new signing_secret once. Until previous_secret_expires_at deliveries carry both signatures (docs/events.md).
+         * @description Needs webhooks.manage at the organization in scope (X-Organization-ID, spec 4.1). Returns the new signing_secret once. Until previous_secret_expires_at deliveries carry both signatures (docs/events.md). Honours Idempotency-Key (a retry gets the same new secret instead of rotating again).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -1000,7 +1000,7 @@ export interface paths {
         put?: never;
         /**
          * Send a failed delivery again
-         * @description Needs webhooks.manage at the organization in scope (X-Organization-ID, spec 4.1). 409 delivery_not_failed unless the delivery failed; the worker sends it as its next attempt (trigger "resend").
+         * @description Needs webhooks.manage at the organization in scope (X-Organization-ID, spec 4.1). 409 delivery_not_failed unless the delivery failed; the worker sends it as its next attempt (trigger "resend"). Honours Idempotency-Key.
          */
         post: operations["resendWebhookDelivery"];
         delete?: never;
@@ -1572,7 +1572,7 @@ export interface paths {
         put?: never;
         /**
          * Attach a file to a pending form (multipart field "file")
-         * @description forms.fill_org, or the patient. At most 10485760 bytes (413 file_too_large); types application/pdf, image/png, image/jpeg, image/webp, text/plain (415 unsupported_media_type). 409 form_signed.
+         * @description forms.fill_org, or the patient. At most 10485760 bytes (413 file_too_large); types application/pdf, image/png, image/jpeg, image/webp, text/plain (415 unsupported_media_type). 409 form_signed. Honours Idempotency-Key: the key names the upload (a multipart body differs on every retry by its boundary, so the bytes are not compared); a retry gets the first file back.
          */
         post: operations["addFormFile"];
         delete?: never;

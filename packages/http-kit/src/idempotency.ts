@@ -215,6 +215,10 @@ export function installIdempotency(app: FastifyInstance, opts: IdempotencyOption
 
   async function preParsing(request: FastifyRequest, _reply: FastifyReply, payload: Readable): Promise<Readable> {
     if (request.headers[IDEMPOTENCY_KEY_HEADER] === undefined) return payload;
+    // A multipart body is read by its handler, from the request itself and later (after preHandler):
+    // tapping it here would start the flow early and the handler would miss what had passed. Its
+    // bytes also differ on every retry (the boundary), so the fingerprint is method and URL only.
+    if (/^multipart\//i.test(request.headers['content-type'] ?? '')) return payload;
     // The fingerprint covers the bytes exactly as received (spec: "different request payload"), which
     // the parsed body no longer has; hashing while Fastify reads costs no extra buffering.
     const hash = startHash(request);

@@ -91,12 +91,21 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
     EVENT_QUEUE,
     { batchSize: 10, pollingIntervalSeconds: 0.5 },
     async (jobs) => {
+      // Each event stands alone: a consumer that fails sends only its own job back for a retry. (A
+      // throw here would fail the whole batch, so one bad event held back, and re-ran, every event
+      // fetched with it.) pg-boss then completes only the jobs still active.
       for (const job of jobs) {
         const { event } = job.data;
-        for (const handle of consumers.get(event.type) ?? []) {
-          await logFailure(logger, EVENT_QUEUE, () =>
-            handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) }),
+        try {
+          for (const handle of consumers.get(event.type) ?? []) {
+            await handle(event, { logger: logger.child({ event_id: event.id, event_type: event.type }) });
+          }
+        } catch (err) {
+          logger.error(
+            { queue: EVENT_QUEUE, event_id: event.id, event_type: event.type, err: (err as Error).message, stack: (err as Error).stack },
+            'event consumer failed; this event will be retried',
           );
+          await boss.fail(EVENT_QUEUE, job.id, { message: (err as Error).message });
         }
       }
     },

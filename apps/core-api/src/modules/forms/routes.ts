@@ -162,13 +162,14 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
     r.post(
       '/v1/forms/:id/files',
       {
+        config: { idempotent: true },
         onRequest: [staffOrOwner('forms.fill_org')],
         schema: {
           operationId: 'addFormFile',
           tags,
           security: bearer,
           summary: 'Attach a file to a pending form (multipart field "file")',
-          description: `forms.fill_org, or the patient. At most ${limits.maxBytes} bytes (413 file_too_large); types ${limits.types.join(', ')} (415 unsupported_media_type). 409 form_signed.`,
+          description: `forms.fill_org, or the patient. At most ${limits.maxBytes} bytes (413 file_too_large); types ${limits.types.join(', ')} (415 unsupported_media_type). 409 form_signed. Honours Idempotency-Key: the key names the upload (a multipart body differs on every retry by its boundary, so the bytes are not compared); a retry gets the first file back.`,
           params: FormParams,
           consumes: ['multipart/form-data'],
           response: { 201: DataOf(FormFile), ...errorResponses, 413: ErrorResponse, 415: ErrorResponse },

@@ -135,7 +135,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/gdpr/export',
     {
-      config: { consentExempt: true },
+      config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'exportData',
         tags,
@@ -143,7 +143,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
         description:
           SUBJECT_DOC +
           'patient_id needs gdpr.export_data. 202 with the job; poll GET /v1/gdpr/exports/{id} for status and progress, then ' +
-          'download the archive from its download_url (kept 7 days).',
+          'download the archive from its download_url (kept 7 days). Honours Idempotency-Key (a retry gets the same job).',
         security: bearer,
         body: Type.Object(subjectFields, { additionalProperties: false }),
         response: { 202: DataOf(ExportJob), ...errorResponses },

@@ -185,12 +185,13 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/webhook-subscriptions/:uid/rotate-secret',
     {
+      config: { idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'rotateWebhookSecret',
         tags,
         summary: 'Replace the signing secret, keeping the old one for an overlap window',
-        description: `${ORG_NOTE} Returns the new signing_secret once. Until previous_secret_expires_at deliveries carry both signatures (docs/events.md).`,
+        description: `${ORG_NOTE} Returns the new signing_secret once. Until previous_secret_expires_at deliveries carry both signatures (docs/events.md). Honours Idempotency-Key (a retry gets the same new secret instead of rotating again).`,
         security: bearer,
         params: SubscriptionParams,
         body: RotateSecretBody,
@@ -205,12 +206,13 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/webhook-subscriptions/:uid/deliveries/:deliveryId/resend',
     {
+      config: { idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'resendWebhookDelivery',
         tags,
         summary: 'Send a failed delivery again',
-        description: `${ORG_NOTE} 409 delivery_not_failed unless the delivery failed; the worker sends it as its next attempt (trigger "resend").`,
+        description: `${ORG_NOTE} 409 delivery_not_failed unless the delivery failed; the worker sends it as its next attempt (trigger "resend"). Honours Idempotency-Key.`,
         security: bearer,
         params: DeliveryParams,
         response: { 202: DataOf(ResendResult), ...errorResponses },
