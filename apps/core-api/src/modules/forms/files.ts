@@ -31,6 +31,29 @@ function uuidV7(): string {
 }
 
 export const fileTooLarge = (max: number) => new AppError(413, 'file_too_large', `A form file may hold at most ${max} bytes.`);
+
+/**
+ * What @fastify/multipart or busboy threw while reading an upload, as the caller's error: 413 for a
+ * limit, 400 invalid_body for a message that is not well-formed multipart (busboy's errors carry no
+ * code, only these messages). Anything else is not the body's fault and stays as it is.
+ */
+export function uploadProblem(err: unknown, maxBytes: number): AppError | null {
+  const e = err as { code?: string; message?: string };
+  if (e.code === 'FST_REQ_FILE_TOO_LARGE') return fileTooLarge(maxBytes);
+  if (e.code === 'FST_PARTS_LIMIT' || e.code === 'FST_FILES_LIMIT' || e.code === 'FST_FIELDS_LIMIT') {
+    return new AppError(413, 'payload_too_large', `Send one file in the field "file" and at most a few other fields (${e.message}).`);
+  }
+  if (
+    e.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' ||
+    e.code === 'FST_PROTO_VIOLATION' ||
+    /^(Multipart: |Unexpected end of|Malformed part header)/.test(e.message ?? '')
+  ) {
+    return errors.invalidBody(
+      `The multipart body is malformed (${e.message}); send multipart/form-data with its boundary and one file in the field "file".`,
+    );
+  }
+  return null;
+}
 const unsupported = (types: string[]) =>
   new AppError(
     415,

@@ -7,7 +7,7 @@ import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
-import { addFile, fileTooLarge, listFormFiles, openFormFile, removeFile } from './files.ts';
+import { addFile, listFormFiles, openFormFile, removeFile, uploadProblem } from './files.ts';
 import { CreateFormBody, FileParams, FillFormBody, Form, FormFile, FormListQuery, FormParams, FormSummary } from './schemas.ts';
 import * as svc from './service.ts';
 import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
@@ -185,8 +185,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
           });
           return reply.status(201).send({ data: row });
         } catch (err) {
-          if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw fileTooLarge(limits.maxBytes);
-          throw err;
+          throw uploadProblem(err, limits.maxBytes) ?? err;
         }
       },
     );
