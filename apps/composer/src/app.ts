@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createAssetStore, type AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
-import { errors, edgeServerOptions, installApiDocs, installErrorHandling, installValidators } from '@clinic/http-kit';
+import { AppError, errors, edgeServerOptions, installApiDocs, installErrorHandling, installValidators } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ComposerConfig } from './config.ts';
@@ -78,14 +78,21 @@ export async function buildComposerService(
     },
     extra: { security: [{ signature: [] }] },
   });
-  // JSON only, and the raw bytes kept: the request signature covers exactly what was sent.
+  // JSON only, and the raw bytes kept: the request signature covers exactly what was sent. Every body
+  // is read here, whatever its type, and what is wrong with it is only noted: the route answers it
+  // after checking the signature, so an unsigned caller learns nothing but 401 (docs/composer.md).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
     request.rawBody = body;
+    if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
+      request.bodyProblem = new AppError(415, 'unsupported_media_type', 'Send the body as application/json.');
+      return done(null, undefined);
+    }
     try {
       done(null, body.length ? JSON.parse(body.toString('utf8')) : undefined);
     } catch {
-      done(errors.invalidBody(), undefined);
+      request.bodyProblem = errors.invalidBody();
+      done(null, undefined);
     }
   });
   app.addHook('onSend', async (request, reply) => {

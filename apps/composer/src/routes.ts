@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { DataOf, ErrorResponse, errors, installHealthRoute } from '@clinic/http-kit';
+import { type AppError, DataOf, ErrorResponse, errors, installHealthRoute } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -42,6 +42,8 @@ export const Render = Type.Object({
 declare module 'fastify' {
   interface FastifyRequest {
     rawBody?: Buffer;
+    /** Set by the body parser instead of failing: answered only after the signature is checked. */
+    bodyProblem?: AppError;
   }
 }
 
@@ -57,7 +59,11 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   const authenticate = async (request: FastifyRequest) => {
-    if (!o.authSecrets) return; // development default (refused in production by the config)
+    if (!o.authSecrets) {
+      // Development default (refused in production by the config): no signature, the body is judged at once.
+      if (request.bodyProblem) throw request.bodyProblem;
+      return;
+    }
     const path = request.url.split('?')[0]!;
     verifyRequest(
       o.authSecrets,
@@ -65,12 +71,13 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
       { method: request.method, path, body: request.rawBody ?? Buffer.alloc(0) },
       o.authMaxSkewSeconds,
     );
+    if (request.bodyProblem) throw request.bodyProblem;
   };
 
   r.post(
     '/v1/compose',
     {
-      // Authentication before validation: an unsigned caller learns only 401.
+      // Authentication before the body is judged (parsing, then validation): an unsigned caller learns only 401.
       preValidation: authenticate,
       schema: {
         operationId: 'compose',

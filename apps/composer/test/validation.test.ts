@@ -63,6 +63,25 @@ describe('compose validation and service authentication', () => {
     assertError(await t.compose({ ...ok, seed: 2 }, signed(ok).headers), 401, 'unauthorized');
     // Authentication comes before validation: an unsigned bad body learns only 401.
     assertError(await t.compose({ nonsense: true }), 401, 'unauthorized');
+    // ... also when the body is not JSON at all, or not declared as JSON: the signature is checked first.
+    const raw = (payload: string, headers: Record<string, string>) =>
+      t.svc.app.inject({ method: 'POST', url: '/v1/compose', payload, headers }).then((res) => ({
+        statusCode: res.statusCode,
+        body: res.body,
+        json: () => res.json(),
+      }));
+    assertError(await raw('{not json', { 'content-type': 'application/json' }), 401, 'unauthorized');
+    assertError(await raw('exercise=cmp-lunge', { 'content-type': 'text/plain' }), 401, 'unauthorized');
+    assertError(await raw('exercise=cmp-lunge', { 'content-type': 'application/x-www-form-urlencoded' }), 401, 'unauthorized');
+    assertError(await raw('{}', {}), 401, 'unauthorized');
+    // A signed caller still learns what is wrong with the body.
+    const sign = (payload: string) => signRequest(SECRET, 'POST', '/v1/compose', payload, Date.now());
+    assertError(await raw('{not json', { 'content-type': 'application/json', authorization: sign('{not json') }), 400, 'invalid_body');
+    assertError(
+      await raw('exercise=cmp-lunge', { 'content-type': 'text/plain', authorization: sign('exercise=cmp-lunge') }),
+      415,
+      'unsupported_media_type',
+    );
     assert.equal(await renders(), 0);
   });
 
