@@ -326,3 +326,72 @@ describe('an endpoint that keeps failing is disabled', () => {
     void watcher;
   });
 });
+
+describe('a failing endpoint does not delay healthy ones (fair scheduling)', () => {
+  let t: TestApp;
+  let rx: Receiver;
+  let worker: Worker;
+  let orgId: string;
+  let admin: string;
+
+  before(async () => {
+    rx = await startReceiver();
+    t = await startTestApp({
+      env: {
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+        WEBHOOK_CA_FILE: rx.caFile,
+        // Every request to the slow endpoint times out; retries far away, so only first attempts matter.
+        WEBHOOK_TIMEOUT_MS: '400',
+        WEBHOOK_RETRY_SCHEDULE: '3600',
+        WEBHOOK_RATE_LIMIT: '1000',
+        WEBHOOK_DISABLE_AFTER_SECONDS: '3600',
+        WORKER_DELIVERY_BATCH: '5',
+        WORKER_DISPATCH_INTERVAL_MS: '50',
+      },
+    });
+    worker = await startWorker(t.rt);
+    orgId = (await t.createOrg({ name: 'Fair clinic' })).id;
+    admin = (await t.addMember(orgId, uniqueEmail('fair-admin'), 'admin')).token;
+  });
+  after(async () => {
+    await worker?.close();
+    await t?.close();
+    await rx?.close();
+  });
+
+  const subscribe = async (path: string, eventTypes: string[]) => {
+    const sub = dataOf(
+      await t.call('POST', '/v1/webhook-subscriptions', { token: admin, org: orgId, body: { url: rx.url(path), event_types: eventTypes } }),
+      201,
+    );
+    rx.setSecrets(path, [sub.signing_secret]);
+    return sub as { id: string };
+  };
+  const emit = (type: string, n: number) =>
+    t.db.query(`select app.emit_event($1::uuid, $2, jsonb_build_object('n', $3::int))`, [orgId, type, n]);
+  const slowSeen = () => rx.received.filter((r) => r.path === '/slow').length;
+
+  it("a healthy subscription's first delivery goes ahead of a failing one's backlog", async () => {
+    const previous = rx.respond;
+    rx.respond = (r) => (r.path === '/slow' ? { status: 500, delayMs: 1500 } : previous(r));
+    const slow = await subscribe('/slow', ['location.created']);
+    await emit('location.created', 0);
+    await rx.waitFor(() => slowSeen() >= 1, 15_000, 'the first failed attempt');
+    // Its failure is recorded (failing_since), so the endpoint counts as failing from now on.
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await t.db.query<{ f: boolean }>('select failing_since is not null as f from webhook_subscriptions where id = $1', [
+        slow.id,
+      ]);
+      if (rows[0]!.f) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // A backlog of 30 for the failing endpoint, then one event for a healthy subscription.
+    for (let n = 1; n <= 30; n++) await emit('location.created', n);
+    await subscribe('/fast', ['organization.updated']);
+    await emit('organization.updated', 1);
+    await rx.waitFor(() => rx.accepted('/fast').length === 1, 20_000, 'the healthy delivery');
+    // First come, first served would have tried all 30 first (six batches of five, each held by its
+    // time-outs); fair scheduling sends the healthy one at the next fetch.
+    assert.ok(slowSeen() < 10, `the failing endpoint had ${slowSeen()} requests before the healthy delivery`);
+  });
+});

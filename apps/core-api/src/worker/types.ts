@@ -16,6 +16,8 @@ export interface QueuedJob {
   name: string;
   data: object;
   startAfter?: Date;
+  /** Higher runs first (pg-boss fetches by priority, then age); default 0. */
+  priority?: number;
 }
 
 /** The settings of a module's own queue (pg-boss). */
@@ -34,7 +36,7 @@ export interface QueueOptions {
 export interface QueueContext<T> {
   logger: Logger;
   /** Queues follow-up jobs on the same queue, inside the given transaction. */
-  enqueue(tx: Queryable, jobs: { data: T; startAfter?: Date }[]): Promise<void>;
+  enqueue(tx: Queryable, jobs: { data: T; startAfter?: Date; priority?: number }[]): Promise<void>;
 }
 
 /**

@@ -54,7 +54,12 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   opts.register?.(registry);
 
   const insertJobs = async (tx: Parameters<typeof executorOf>[0], jobs: QueuedJob[]) => {
-    const rows = jobs.map((j) => ({ name: j.name, data: j.data, ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}) }));
+    const rows = jobs.map((j) => ({
+      name: j.name,
+      data: j.data,
+      ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}),
+      ...(j.priority ? { priority: j.priority } : {}),
+    }));
     await boss.insert(rows as PgBoss.JobInsert[], { db: executorOf(tx) } as never);
   };
 

@@ -26,7 +26,17 @@ export interface DeliveryJob {
 }
 
 /** Queues follow-up jobs inside the given transaction (the worker passes pg-boss's transactional insert). */
-export type Enqueue = (tx: Queryable, jobs: { data: DeliveryJob; startAfter?: Date }[]) => Promise<void>;
+export type Enqueue = (tx: Queryable, jobs: { data: DeliveryJob; startAfter?: Date; priority?: number }[]) => Promise<void>;
+
+/**
+ * Fair scheduling between endpoints (as Svix does): a subscription whose endpoint is failing must not
+ * delay healthy ones. Its jobs (new ones, retries, deferrals) run at a lower priority, so the queue
+ * serves every healthy delivery first whatever the failing one's backlog; and a batch sends at most
+ * FAILING_PROBES_PER_BATCH of its deliveries, deferring the rest a moment, so a slow or dead endpoint
+ * holds a batch's time-out with one request, not with fifty.
+ */
+export const FAILING_PRIORITY = -10;
+export const FAILING_PROBES_PER_BATCH = 1;
 
 export interface DeliveryEngineDeps {
   db: Database;
@@ -60,16 +70,29 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
     jobs.map((j) => j.delivery_id),
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const deferred: { data: DeliveryJob; startAfter: Date }[] = [];
+  const deferred: { data: DeliveryJob; startAfter: Date; priority?: number }[] = [];
   const dropped: Loaded[] = [];
   const sending: { job: DeliveryJob; d: Loaded }[] = [];
   const candidates: { job: DeliveryJob; d: Loaded }[] = [];
+  const probes = new Map<string, number>();
   for (const job of jobs) {
     const d = byId.get(job.delivery_id);
     // Gone (subscription deleted), finished, or this attempt already recorded: nothing to do.
     if (d?.status !== 'pending' || d.attempts >= job.attempt) continue;
-    if (d.sub_status !== 'active' || !d.event_data) dropped.push(d);
-    else candidates.push({ job, d });
+    if (d.sub_status !== 'active' || !d.event_data) {
+      dropped.push(d);
+      continue;
+    }
+    if (d.failing_since) {
+      const sent = probes.get(d.subscription_id) ?? 0;
+      if (sent >= FAILING_PROBES_PER_BATCH) {
+        // The same attempt a little later, behind every healthy delivery; not counted as a failure.
+        deferred.push({ data: job, startAfter: new Date(Date.now() + 500 + Math.random() * 1000), priority: FAILING_PRIORITY });
+        continue;
+      }
+      probes.set(d.subscription_id, sent + 1);
+    }
+    candidates.push({ job, d });
   }
   // One limiter call per delivery, all at once (a Redis round trip each when shared).
   const decisions = await Promise.all(candidates.map((c) => deps.limiter.consume(c.d.subscription_id)));
@@ -77,7 +100,12 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
     const decision = decisions[i]!;
     if (decision.allowed) sending.push(c);
     // Over the subscription's rate: the same attempt later, not counted as a failure.
-    else deferred.push({ data: c.job, startAfter: new Date(Date.now() + decision.resetSeconds * 1000 + Math.random() * 250) });
+    else
+      deferred.push({
+        data: c.job,
+        startAfter: new Date(Date.now() + decision.resetSeconds * 1000 + Math.random() * 250),
+        priority: c.d.failing_since ? FAILING_PRIORITY : 0,
+      });
   });
 
   const results = await Promise.all(
@@ -92,7 +120,7 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
     for (const d of dropped) {
       await failUndeliverable(tx, d.id, d.sub_status !== 'active');
     }
-    const next: { data: DeliveryJob; startAfter: Date }[] = [...deferred];
+    const next: { data: DeliveryJob; startAfter: Date; priority?: number }[] = [...deferred];
     const outcomes = results.map(({ job, d, result }) => ({
       d,
       attempt: job.attempt,
@@ -101,8 +129,10 @@ export async function processDeliveryJobs(deps: DeliveryEngineDeps, jobs: Delive
       nextAttemptAt: outcome(deps.config, job.attempt, result),
     }));
     await recordAttempts(tx, outcomes);
+    // A retry follows a failure: the endpoint is failing now, so it waits behind healthy deliveries.
     for (const o of outcomes)
-      if (o.nextAttemptAt) next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt });
+      if (o.nextAttemptAt)
+        next.push({ data: { delivery_id: o.d.id, attempt: o.attempt + 1 }, startAfter: o.nextAttemptAt, priority: FAILING_PRIORITY });
     const succeeded = [...new Set(outcomes.filter((o) => o.result.ok).map((o) => o.d.subscription_id))];
     if (succeeded.length) {
       await clearFailingSince(tx, succeeded);

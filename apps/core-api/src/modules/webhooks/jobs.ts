@@ -5,7 +5,7 @@ import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { WorkerRegistry } from '../../worker/types.ts';
 import { SUBSCRIBABLE_TYPES } from '../events/catalog.ts';
-import { type DeliveryJob, processDeliveryJobs } from './delivery.ts';
+import { type DeliveryJob, FAILING_PRIORITY, processDeliveryJobs } from './delivery.ts';
 import { claimResends, deleteOldDeliveries, insertDeliveries } from './queries.ts';
 import { createWebhookSender } from './sender.ts';
 
@@ -62,7 +62,11 @@ export function registerWebhookJobs(registry: WorkerRegistry, deps: WebhookJobDe
     const created = deliverable.length ? await insertDeliveries(tx, deliverable) : [];
     const resends = await claimResends(tx, limit);
     return [
-      ...created.map((id) => ({ name: DELIVERY_QUEUE, data: { delivery_id: id, attempt: 1 } satisfies DeliveryJob })),
+      ...created.map((d) => ({
+        name: DELIVERY_QUEUE,
+        data: { delivery_id: d.id, attempt: 1 } satisfies DeliveryJob,
+        priority: d.failing ? FAILING_PRIORITY : 0,
+      })),
       ...resends.map((r) => ({
         name: DELIVERY_QUEUE,
         data: { delivery_id: r.id, attempt: r.attempts + 1, trigger: 'resend' } satisfies DeliveryJob,

@@ -207,19 +207,22 @@ export async function findDelivery(tx: Queryable, orgId: string, subscriptionId:
 export async function insertDeliveries(
   tx: Queryable,
   events: { id: string; organization_id: string | null; type: string }[],
-): Promise<string[]> {
-  const { rows } = await tx.query<{ id: string }>(
-    `insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type)
-     select s.organization_id, s.id, e.id, e.type
-     from unnest($1::uuid[], $2::uuid[], $3::text[]) as e (id, organization_id, type)
-     join webhook_subscriptions s on s.organization_id = e.organization_id and s.status = 'active'
-       and (e.type = any (s.event_types) or '*' = any (s.event_types))
-     order by e.id
-     on conflict (subscription_id, event_id) do nothing
-     returning id`,
+): Promise<{ id: string; failing: boolean }[]> {
+  const { rows } = await tx.query<{ id: string; failing: boolean }>(
+    `with d as (
+       insert into webhook_deliveries (organization_id, subscription_id, event_id, event_type)
+       select s.organization_id, s.id, e.id, e.type
+       from unnest($1::uuid[], $2::uuid[], $3::text[]) as e (id, organization_id, type)
+       join webhook_subscriptions s on s.organization_id = e.organization_id and s.status = 'active'
+         and (e.type = any (s.event_types) or '*' = any (s.event_types))
+       order by e.id
+       on conflict (subscription_id, event_id) do nothing
+       returning id, subscription_id
+     )
+     select d.id, s.failing_since is not null as failing from d join webhook_subscriptions s on s.id = d.subscription_id`,
     [events.map((e) => e.id), events.map((e) => e.organization_id), events.map((e) => e.type)],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 /** Takes up to `limit` manual re-sends flagged by the API (resendDelivery), clearing the flag. */
