@@ -3,12 +3,47 @@ import { migrate, openPglite, openPostgres, type Database } from '@clinic/db';
 import { createServiceLogger } from '@clinic/http-kit';
 import { acquireLock, DataDirBusyError, type HeldLock } from '@clinic/db';
 import { MIGRATIONS_DIR } from '@clinic/db';
+import { createAssetStore } from '@clinic/assets';
 import { composerConfigFromEnv } from './config.ts';
+import { writeSamples } from './samples.ts';
 import { createDelivery } from './delivery/index.ts';
 import { importVideo, ImportError } from './import.ts';
 import { settleProcessingRenders } from './jobs.ts';
 
-const USAGE = 'usage: npm run composer -- import <exercise-slug> <video-file> [--language <code>]   (language defaults to en)';
+const USAGE = [
+  'usage: npm run composer -- import <exercise-slug> <video-file> [--language <code>]   (language defaults to en)',
+  '       npm run composer -- samples [exercise-slug ...]   (sample primitives; default: the seeded squat, lunge and arm-raise)',
+].join('\n');
+
+/** The exercises the migrations seed: what a newcomer composes first. */
+const SEEDED = ['squat', 'lunge', 'arm-raise'];
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * `npm run composer -- samples [slug ...]`: writes the sample primitive set (src/samples.ts) for each
+ * exercise into the asset store, so that a compose works on a fresh install. Needs ffmpeg, not the
+ * database, so it runs beside `npm start` too.
+ */
+async function samplesCommand(slugs: string[]): Promise<number> {
+  const bad = slugs.find((s) => !SLUG.test(s));
+  if (bad) {
+    process.stderr.write(`"${bad}" is not an exercise slug (lower-case letters, digits and hyphens)\n${USAGE}\n`);
+    return 2;
+  }
+  const config = composerConfigFromEnv();
+  const store = createAssetStore(config.assetStore, config.assetsDir);
+  const targets = slugs.length ? slugs : SEEDED;
+  process.stdout.write(`writing sample primitives for ${targets.join(', ')} (ffmpeg, a few seconds each)\n`);
+  try {
+    await writeSamples(store, targets, config.workDir, (slug) => process.stdout.write(`  ${slug}: done\n`));
+  } catch (err) {
+    process.stderr.write(`could not make the samples: ${(err as Error).message}; is ffmpeg installed (FFMPEG_PATH)?\n`);
+    return 1;
+  } finally {
+    store.close?.();
+  }
+  return 0;
+}
 
 /**
  * `npm run composer -- import <slug> <file>`: the pre-baked video of a duration-based exercise.
@@ -16,6 +51,7 @@ const USAGE = 'usage: npm run composer -- import <exercise-slug> <video-file> [-
  * (the database belongs to one process); with DATABASE_URL it runs beside the services.
  */
 export async function runCli(args: string[]): Promise<number> {
+  if (args[0] === 'samples') return samplesCommand(args.slice(1));
   const [command, slug, file, ...rest] = args;
   const langAt = rest.indexOf('--language');
   const language = langAt >= 0 ? rest[langAt + 1] : 'en';

@@ -13,6 +13,14 @@ import { createDevIssuer } from '../src/platform/auth/dev-issuer.ts';
 
 const run = promisify(execFile);
 
+/** The ```bash block of the README that composes a video (it sets COMPOSER=). */
+async function composeBlock(): Promise<string> {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const block = [...readme.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => /^COMPOSER=/m.test(b));
+  assert.ok(block, 'README has a ```bash block that composes a video');
+  return block;
+}
+
 /** The first ```bash block of the README's "## Examples" section. */
 async function examplesBlock(): Promise<string> {
   const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
@@ -99,5 +107,31 @@ describe('README examples against a live server', () => {
       patient.createOrganization({ body: { name: 'Nope', slug: 'nope' } }),
       (err: unknown) => err instanceof ApiError && err.status === 403 && err.code === 'forbidden',
     );
+  });
+
+  // On PostgreSQL `npm start` runs the core API alone (README), so the composer is there only embedded.
+  it('the compose example makes a video that plays', {
+    skip: MODE === 'services' && 'the composer runs beside npm start on PostgreSQL',
+  }, async () => {
+    const composer = `http://127.0.0.1:${env.COMPOSER_PORT}`;
+    const script = (await composeBlock()).replace(/^COMPOSER=.*$/m, `COMPOSER=${composer}`);
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: ROOT, env });
+    const answer = JSON.parse(stdout.split('\n').find((l) => l.startsWith('{"data"'))!).data;
+    assert.equal(answer.exercise, 'squat');
+    // Asked again until ready, as the README says (each answer comes from the cache row).
+    const body = script.match(/-d '([^']+)'/)![1]!;
+    let ready = answer;
+    for (let i = 0; ready.status !== 'ready' && i < 600; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const res = await fetch(`${composer}/v1/compose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      ready = (await res.json()).data;
+    }
+    assert.equal(ready.status, 'ready');
+    const playlist = await (await fetch(ready.playback_hls_url)).text();
+    assert.match(playlist, /^#EXTM3U/);
+    const segment = playlist.split('\n').find((l) => l.endsWith('.ts'))!;
+    const seg = await fetch(new URL(segment, ready.playback_hls_url));
+    assert.equal(seg.status, 200);
+    assert.ok((await seg.arrayBuffer()).byteLength > 1000, 'a segment with video in it');
   });
 });
