@@ -124,7 +124,7 @@ describe('README examples against a live server', () => {
     for (let i = 0; ready.status !== 'ready' && i < 600; i++) {
       await new Promise((r) => setTimeout(r, 100));
       const res = await fetch(`${composer}/v1/compose`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      ready = (await res.json()).data;
+      ready = ((await res.json()) as { data: typeof answer }).data;
     }
     assert.equal(ready.status, 'ready');
     const playlist = await (await fetch(ready.playback_hls_url)).text();
