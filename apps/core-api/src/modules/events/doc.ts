@@ -55,6 +55,9 @@ and de-duplicate on \`id\`: delivery is at least once (a worker that dies with a
   administrator can re-send it (\`POST /v1/webhook-subscriptions/{uid}/deliveries/{id}/resend\`).
 - At most 50 deliveries per 5 seconds per subscription (spec 8; \`WEBHOOK_RATE_LIMIT\`, \`WEBHOOK_RATE_WINDOW_SECONDS\`);
   deliveries over the limit wait for the next window and do not count as attempts.
+- Fair scheduling: a failing endpoint (one whose last attempt failed) does not hold up healthy ones. Its deliveries
+  and retries queue behind every healthy delivery, and a worker batch sends at most one of them at a time (the rest
+  wait a moment, not counted as attempts), so a dead endpoint's backlog costs other subscriptions nothing.
 - A \`410 Gone\` answer disables the subscription at once. An endpoint that keeps failing, without one success, for
   5 days (\`WEBHOOK_DISABLE_AFTER_SECONDS\`) is disabled too. Both write an audit entry and emit
   \`webhook_subscription.disabled\`; \`PATCH\` with \`status: "active"\` re-enables.
