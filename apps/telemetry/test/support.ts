@@ -30,6 +30,8 @@ export interface World {
     token: string,
     batch: Parameters<typeof encodeBatchGzip>[0] | Buffer,
   ): Promise<{ statusCode: number; body: string; headers: Record<string, unknown>; json(): any }>;
+  /** One more instance like A (keys in memory) with some settings changed; closed with the world. */
+  instance(overrides: Partial<TelemetryDeps>): Promise<FastifyInstance>;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
   const redis = { redis: t.rt.redis, redisKeyPrefix: t.rt.config.redisKeyPrefix };
   const common = { db: t.db, assets, logger: t.rt.logger, userTokens: t.rt.verifier, ...redis, ...opts.telemetry };
   const a = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys) });
+  const extra: FastifyInstance[] = [];
   const b = await buildTelemetryApp({
     ...common,
     sessionTokens: createSessionTokenVerifier(createRemoteJWKSet(new URL(`${coreUrl}/v1/public/telemetry/jwks.json`))),
@@ -99,7 +102,13 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
         payload,
       });
     },
+    async instance(overrides) {
+      const app = await buildTelemetryApp({ ...common, sessionTokens: createSessionTokenVerifier(signer.keys), ...overrides });
+      extra.push(app);
+      return app;
+    },
     async close() {
+      for (const app of extra) await app.close();
       await a.close();
       await b.close();
       await t.close();

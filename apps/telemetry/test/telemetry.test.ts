@@ -25,7 +25,10 @@ describe('telemetry service', () => {
     await w.grant('biometric');
     const s = await w.start();
     const { batches } = batchesOf(2);
-    assert.equal((await w.pose(w.a, s.token, batches[0]!)).statusCode, 201);
+    const first = await w.pose(w.a, s.token, batches[0]!);
+    assert.equal(first.statusCode, 201);
+    const limit = Number(first.headers['x-ratelimit-limit']);
+    assert.equal(Number(first.headers['x-ratelimit-remaining']), limit - 1);
     const keys = async (pattern: string) => {
       const found: string[] = [];
       let cursor = '0';
@@ -39,6 +42,19 @@ describe('telemetry service', () => {
     const mine = await keys(`${prefix}telemetry:pose:*${s.id}*`);
     assert.equal(mine.length, 1, 'the session counter carries the prefix');
     assert.deepEqual(await keys(`telemetry:pose:*${s.id}*`), [], 'no counter outside the prefix');
+    // Another deployment on the same Redis (its own prefix) counts the same session id apart.
+    const otherPrefix = `other-${randomUUID()}:`;
+    const other = await w.instance({ redisKeyPrefix: otherPrefix });
+    try {
+      const second = await w.pose(other, s.token, batches[1]!);
+      assert.equal(second.statusCode, 201, second.body);
+      assert.equal(Number(second.headers['x-ratelimit-remaining']), limit - 1, "the other deployment's counter starts afresh");
+      assert.equal((await keys(`${otherPrefix}telemetry:pose:*${s.id}*`)).length, 1);
+      assert.equal((await keys(`${prefix}telemetry:pose:*${s.id}*`)).length, 1);
+    } finally {
+      const left = await keys(`${otherPrefix}*`);
+      if (left.length) await redis.del(...left);
+    }
   });
 
   it('describes itself like every service: GET /openapi.json and /docs, no credentials needed', async () => {
