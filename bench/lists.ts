@@ -13,7 +13,7 @@ import { buildApp } from '../apps/core-api/src/app.ts';
 import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
-import { load, row } from './support.ts';
+import { benchSuperadmin, load, row } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -57,11 +57,7 @@ const ours = await app.listen({ port: 0, host: '127.0.0.1' });
 
 // The caller: an admin of the organization (organizations.manage_members), on app_rls like every clinic admin.
 const token = await issuer.sign('bench-admin@example.com');
-const su = await issuer.sign('bench-root@example.com');
-await testDb.db.query(`insert into users (email) values ('bench-root@example.com')`);
-await testDb.db.query(
-  `insert into platform_memberships (user_id, role) select id, 'superadmin' from users where email = 'bench-root@example.com'`,
-);
+const su = await benchSuperadmin(testDb.db, issuer);
 const org = (
   await app.inject({
     method: 'POST',

@@ -19,7 +19,6 @@ interface Companion {
   start(rt: Runtime): Promise<{ url?: string; close(): Promise<void> }>;
 }
 
-/**
 /** The worker in-process: durable jobs, webhook deliveries, scheduled sweeps. */
 const workerCompanion: Companion = {
   name: 'Worker',
@@ -56,20 +55,21 @@ function assertPortFree({ setting, host, port }: PlannedPort): Promise<void> {
  * Every port of this process, checked before the database is opened and migrated: a busy port is
  * reported at once, naming its own setting, instead of after the migrations.
  */
-async function checkPorts(config: ReturnType<typeof parseConfig>, composer: ComposerConfig | null): Promise<void> {
+function plannedPorts(config: ReturnType<typeof parseConfig>, composer: ComposerConfig | null): PlannedPort[] {
   const planned: PlannedPort[] = [{ setting: 'PORT', host: config.host, port: config.port }];
   if (composer) {
     planned.push({ setting: 'TELEMETRY_PORT', host: config.host, port: config.telemetry.port });
     planned.push({ setting: 'COMPOSER_PORT', host: composer.host, port: composer.port });
   }
-  for (const p of planned) await assertPortFree(p);
+  return planned;
 }
 
 async function main(): Promise<void> {
   const config = parseConfig(process.env);
   // The embedded default runs every service in this process: the composer's settings are parsed here, once.
   const composer = config.databaseUrl ? null : composerConfigFromEnv();
-  await checkPorts(config, composer);
+  const ports = plannedPorts(config, composer);
+  for (const p of ports) await assertPortFree(p);
   /**
    * The companions of the embedded default, in start order. With DATABASE_URL set (production) each runs
    * as its own process (`npm run worker`, the telemetry and composer entries) and none starts here.
@@ -91,8 +91,10 @@ async function main(): Promise<void> {
     for (const c of companions.reverse()) await c.close().catch(() => undefined);
     await rt.close().catch(() => undefined);
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      // Taken between the check and the listen: name the port that was lost, with its own setting.
+      const lost = ports.find((p) => p.port === (err as { port?: number }).port) ?? ports[0]!;
       throw new StartError(
-        `port ${config.port} on ${config.host} is already in use: stop what listens there, or set PORT to another port.`,
+        `port ${lost.port} on ${lost.host} is already in use: stop what listens there, or set ${lost.setting} to another port.`,
       );
     }
     throw err;

@@ -84,6 +84,8 @@ describe('consents', () => {
         video_recording: ['org', 'consent'],
         biometric_capture: ['org', 'consent'],
         biometric: ['org', 'consent'],
+        // Migration 0081: the platform's treatment_specific_* purpose that treatment plans can require (spec 2.8).
+        treatment_specific_home_exercise: ['org', 'consent'],
       };
       assert.deepEqual([...byCode.keys()].sort(), Object.keys(expected).sort());
       for (const [code, [scope, basis]] of Object.entries(expected)) {

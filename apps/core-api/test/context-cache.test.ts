@@ -96,6 +96,7 @@ describe('request context cache never serves a stale context', () => {
   });
   it('never serves an erased person their old account, not even for one request', async () => {
     const org = await a.createOrg();
+    await a.publishPrivacyNotice(org.id);
     const su = await a.superadmin();
     // A patient whose last request was the onboarding (first sign-in with the clinic named), cached on both.
     const email = uniqueEmail('erased-patient');
@@ -113,15 +114,17 @@ describe('request context cache never serves a stale context', () => {
       assert.equal(now.email, email);
     }
 
-    // An erased staff member keeps no permission for even one request, on either instance.
-    const staff = await a.addMember(org.id, uniqueEmail('erased-staff'), 'specialist');
-    const before = await me(a, staff.token, org.id);
+    // An erased staff member keeps no permission for even one request, on either instance. (At a clinic
+    // without a privacy notice, so that the new account is not linked as a patient there on sign-in.)
+    const staffOrg = await a.createOrg();
+    const staff = await a.addMember(staffOrg.id, uniqueEmail('erased-staff'), 'specialist');
+    const before = await me(a, staff.token, staffOrg.id);
     assert.deepEqual(before.current_permissions, TEMPLATE_GRANTS.specialist);
-    await me(b, staff.token, org.id);
+    await me(b, staff.token, staffOrg.id);
     const self = await a.call('POST', '/v1/gdpr/erase', { token: staff.token, body: {} });
     assert.equal(self.statusCode, 200, self.body);
     for (const t of [a, b]) {
-      const res = await t.call('GET', '/v1/patients', { token: staff.token, org: org.id });
+      const res = await t.call('GET', '/v1/patients', { token: staff.token, org: staffOrg.id });
       assert.equal(res.statusCode, 403, res.body);
       const now = await me(t, staff.token);
       assert.notEqual(now.id, before.id);

@@ -309,13 +309,11 @@ describe('custom domains', () => {
       assert.match(failed.json().data.reason, /DNS lookup .* failed \(ESERVFAIL\)/);
 
       dns.answers.set(d.verification.name, 'drop');
-      const started = Date.now();
+      // The server never answers: an answer at all, saying ETIMEOUT, shows the lookup is bounded.
       const timedOut = await verify(adminA, orgA.id, d.id);
-      const took = Date.now() - started;
       assert.equal(timedOut.statusCode, 200, timedOut.body);
       assert.equal(timedOut.json().data.verified, false);
       assert.match(timedOut.json().data.reason, /failed \(ETIMEOUT\)/);
-      assert.ok(took < 10_000, `the lookup is bounded (took ${took} ms)`);
     });
 
     it('an unknown domain id, or one of another organization, is 404 not_found', async () => {

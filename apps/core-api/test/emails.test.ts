@@ -30,6 +30,7 @@ describe('email addresses are validated and normalised wherever they enter', () 
   before(async () => {
     t = await startTestApp();
     org = await t.createOrg();
+    await t.publishPrivacyNotice(org.id);
     admin = (await t.addMember(org.id, uniqueEmail('admin'), 'admin')).token;
     specialist = await t.addMember(org.id, uniqueEmail('spec'), 'specialist');
   });

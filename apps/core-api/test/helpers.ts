@@ -31,13 +31,31 @@ export function dataOf(res: Res, status = 200) {
  */
 export const TEMPLATE_GRANTS: Record<string, string[]> = {
   admin: [
+    // Migrations 0067 and 0073: every appointments code.
+    'appointments.cancel_org',
+    'appointments.cancel_own',
+    'appointments.create',
+    'appointments.delete',
+    'appointments.join',
+    'appointments.update_org',
+    'appointments.update_own',
+    'appointments.view_org',
+    'appointments.view_own',
     'audit_log.view_org',
+    // Migration 0090: automation rules, message templates and the message log.
+    'automations.manage',
+    'automations.view_org',
     // Migration 0008: the consent routes of spec 4.6.
     'consents.manage',
     'consents.view_org',
     // Migrations 0020, 0024: custom fields, form templates, forms, patients, specialists.
     'custom_fields.manage',
     'data.view_deleted',
+    // Migration 0100: documents and PDF templates (every code; documents.update_* stay ungranted).
+    'documents.create',
+    'documents.delete',
+    'documents.publish',
+    'documents.view_org',
     // Migration 0050: the organization's exercise library; reading patients' exercise sessions.
     'exercises.manage_org',
     // Migration 0030: the CSV export of the audit log.
@@ -54,33 +72,78 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'gdpr.export_data',
     'gdpr.restrict_processing',
     'locations.manage',
+    'messages.view_org',
     'organizations.manage_domains',
     'organizations.manage_members',
     'organizations.update',
     'organizations.view_directory',
     'patients.delete',
+    // Migration 0065: acting as a patient in the portal, with a reason.
+    'patients.impersonate',
     'patients.onboard',
     'patients.update_org',
     'patients.view_org',
+    'pdf_templates.manage',
+    'pdf_templates.render',
+    'pdf_templates.view_published',
+    // Migration 0090: every segments code (spec 2.7).
+    'segments.manage',
+    'segments.view_org',
+    'segments.view_own_membership',
+    // Migration 0060: the service catalog (services, plans, products) and specialties.
+    'services.manage',
+    'services.view_org',
     'specialists.create',
     'specialists.delete',
     'specialists.update_org',
     'specialists.update_self',
     'specialists.view',
     'telemetry.view_org',
+    // Migration 0081: every staff code of treatment plans.
+    'treatment_plans.approve',
+    'treatment_plans.assign',
+    'treatment_plans.delete',
+    'treatment_plans.manage',
+    'treatment_plans.promote_to_org',
+    'treatment_plans.view_org',
     // Migration 0013: webhook subscriptions (spec 4.9: admin rights).
     'webhooks.manage',
   ],
   // Migration 0024: the front desk registers patients; a clinician works with forms.
   customer_support: [
+    // Migration 0067: the front desk books and manages the clinic's appointments.
+    'appointments.cancel_org',
+    'appointments.create',
+    'appointments.update_org',
+    'appointments.view_org',
+    // Migration 0090: the front desk reads the automation trail, the message log and the segments.
+    'automations.view_org',
     'form_templates.view',
+    'messages.view_org',
     'organizations.view_directory',
+    'patients.impersonate',
     'patients.onboard',
     'patients.update_org',
     'patients.view_org',
+    // Migration 0100: the front desk reads published PDF templates, not documents (health data).
+    'pdf_templates.view_published',
+    'segments.view_org',
+    'segments.view_own_membership',
+    // Migration 0060: every staff role reads the catalog.
+    'services.view_org',
     'specialists.view',
   ],
   specialist: [
+    // Migration 0067: a clinician sees, books and manages its own appointments and joins video visits.
+    'appointments.cancel_own',
+    'appointments.create',
+    'appointments.join',
+    'appointments.update_own',
+    'appointments.view_own',
+    // Migration 0100: a clinician renders forms, writes, publishes and reads the clinic's documents.
+    'documents.create',
+    'documents.publish',
+    'documents.view_org',
     'form_templates.view',
     'forms.create',
     'forms.fill_org',
@@ -89,10 +152,20 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'organizations.view_directory',
     'patients.update_org',
     'patients.view_org',
+    'pdf_templates.render',
+    'pdf_templates.view_published',
+    // Migration 0090: which segments one is in, as a patient of one's own clinic.
+    'segments.view_own_membership',
+    'services.view_org',
     'specialists.update_self',
     'specialists.view',
     // Migration 0050: clinicians review their patients' exercise sessions.
     'telemetry.view_org',
+    // Migration 0081: clinicians write, assign and approve (as the second clinician) treatment plans.
+    'treatment_plans.approve',
+    'treatment_plans.assign',
+    'treatment_plans.manage',
+    'treatment_plans.view_org',
   ],
 };
 
@@ -130,6 +203,13 @@ export interface TestApp {
   addMember(orgId: string, email: string, roleCode: string): Promise<{ token: string; userId: string }>;
   /** A patient row for the email at the organization; returns the token. */
   addPatient(orgId: string, email: string): Promise<{ token: string; userId: string }>;
+  /**
+   * Publishes the organization's org_privacy_notice (a new version), as its administrators do before the
+   * clinic can take patients (spec 4.6 rule 5). Its patients must then accept it (acceptOrgPurposes).
+   */
+  publishPrivacyNotice(orgId: string): Promise<void>;
+  /** The person accepts the latest version of every required purpose of the organization (as onboarding does). */
+  acceptOrgPurposes(orgId: string, userId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -167,6 +247,12 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     DATA_DIR: '/nonexistent-test-data-dir',
     ...(REDIS_URL ? { REDIS_URL, REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:` } : {}),
+    // A test that lifts the per-address entry limit fires many requests, mostly as one user: the
+    // per-user and per-organization limits (RATELIMIT_USER_LIMIT, RATELIMIT_TENANT_LIMIT) are lifted with it
+    // unless it sets them too.
+    ...(Number(opts.env?.RATELIMIT_API_LIMIT) > 1000
+      ? { RATELIMIT_USER_LIMIT: opts.env?.RATELIMIT_API_LIMIT, RATELIMIT_TENANT_LIMIT: opts.env?.RATELIMIT_API_LIMIT }
+      : {}),
     ...opts.env,
   });
   const issuer =
@@ -237,6 +323,26 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       const userId = me.json().data.id as string;
       await database.db.query(`insert into patients (organization_id, user_id) values ($1, $2) on conflict do nothing`, [orgId, userId]);
       return { token: tok, userId };
+    },
+    async publishPrivacyNotice(orgId) {
+      const res = await call('POST', `/v1/organizations/${orgId}/consent-purposes/org_privacy_notice/versions`, {
+        token: await t.superadmin(),
+        body: { body_translations: { en: 'How this clinic processes your data.' } },
+      });
+      if (res.statusCode !== 201) throw new Error(`publishing the privacy notice failed: ${res.statusCode} ${res.body}`);
+    },
+    async acceptOrgPurposes(orgId, userId) {
+      await database.db.query(
+        `insert into consent_ledger (organization_id, patient_profile_id, purpose_code, purpose_version, source, granted_by_principal_id)
+         select $1, $2, l.code, l.version, 'api', $2 from (
+           select cp.code, coalesce(
+             (select max(v.version) from consent_purpose_versions v where v.purpose_code = cp.code and v.organization_id = $1),
+             (select max(v.version) from consent_purpose_versions v where v.purpose_code = cp.code and v.organization_id is null)
+           ) as version
+           from consent_purposes cp where cp.required and cp.scope = 'org'
+         ) l where l.version is not null`,
+        [orgId, userId],
+      );
     },
     async close() {
       await app.close();

@@ -108,4 +108,60 @@ describe('Idempotency-Key on exports, form files and secret rotation', () => {
     assert.equal(again.json().data.id, first.json().data.id);
     assert.equal(dataOf(await t.call('GET', `/v1/forms/${form.id}/files`, { token: admin, org })).length, 1);
   });
+
+  it('acting POSTs (publish, rollback, sign, withdraw): a retry with the key replays the first answer instead of a 409 or 404', async () => {
+    const replayed = async (url: string, token: string, headers: Record<string, string>, body: unknown = undefined) => {
+      const first = await t.call('POST', url, { token, org, body, headers });
+      assert.equal(first.statusCode, 200, first.body);
+      const again = await t.call('POST', url, { token, org, body, headers });
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.headers['idempotency-replayed'], 'true');
+      assert.deepEqual(again.json(), first.json());
+      return first;
+    };
+    const field = dataOf(
+      await t.call('POST', '/v1/custom-fields', {
+        token: admin,
+        org,
+        body: { entity_type: 'form', key: 'mood', label: 'Mood', field_type: 'text' },
+      }),
+      201,
+    );
+    dataOf(await t.call('PATCH', `/v1/custom-fields/${field.id}`, { token: admin, org, body: { label: 'Mood today' } }));
+    // Publishing twice without the key is 409 already_published; with it, the first answer again.
+    await replayed(`/v1/custom-fields/${field.id}/publish`, admin, { 'idempotency-key': `publish-${field.id}` });
+    assert.equal(dataOf(await t.call('GET', `/v1/custom-fields/${field.id}/versions`, { token: admin, org })).length, 2);
+    await replayed(`/v1/custom-fields/${field.id}/rollback`, admin, { 'idempotency-key': `rollback-${field.id}` }, { version: 1 });
+
+    const template = dataOf(
+      await t.call('POST', '/v1/form-templates', { token: admin, org, body: { name: 'Once', fields: [{ custom_field_id: field.id }] } }),
+      201,
+    );
+    const patientId = (await t.db.query<{ id: string }>('select id from patients where user_id = $1', [patient.userId])).rows[0]!.id;
+    const form = dataOf(
+      await t.call('POST', '/v1/forms', { token: admin, org, body: { form_template_id: template.id, patient_id: patientId } }),
+      201,
+    );
+    const headers = { 'idempotency-key': `sign-${form.id}` };
+    await replayed(`/v1/forms/${form.id}/sign`, patient.token, headers);
+    assertError(await t.call('POST', `/v1/forms/${form.id}/sign`, { token: patient.token, org }), 409, 'already_signed');
+
+    const su = await t.superadmin();
+    dataOf(
+      await t.call('POST', '/v1/admin/consent-purposes/marketing_email/versions', {
+        token: su,
+        body: { body_translations: { en: 'Offers by email' } },
+      }),
+      201,
+    );
+    const [grant] = dataOf(
+      await t.call('POST', '/v1/me/consents', {
+        token: patient.token,
+        body: { grants: [{ organization_id: org, purpose_code: 'marketing_email', purpose_version: 1, source: 'self_toggle' }] },
+      }),
+      201,
+    );
+    await replayed(`/v1/me/consents/${grant.id}/withdraw`, patient.token, { 'idempotency-key': `withdraw-${grant.id}` }, {});
+    assertError(await t.call('POST', `/v1/me/consents/${grant.id}/withdraw`, { token: patient.token, body: {} }), 404, 'not_found');
+  });
 });

@@ -336,6 +336,7 @@ describe('identity: authentication and just-in-time provisioning', () => {
 
     it('X-Organization-ID on the first request links the user as a patient, once, with a patient.linked audit entry in that organization', async () => {
       const org = await t.createOrg();
+      await t.publishPrivacyNotice(org.id);
       const email = uniqueEmail('patient');
       const token = await issuer.sign(email);
       const res = await t.call('GET', '/v1/me', { token, org: org.id });
@@ -377,6 +378,7 @@ describe('identity: authentication and just-in-time provisioning', () => {
 
     it('20 concurrent first requests with X-Organization-ID create one user, one patient row, one patient.linked entry, and all see the link', async () => {
       const org = await t.createOrg();
+      await t.publishPrivacyNotice(org.id);
       const email = uniqueEmail('patient-race');
       const token = await issuer.sign(email);
       const responses = await Promise.all(Array.from({ length: 20 }, () => t.call('GET', '/v1/me', { token, org: org.id })));
@@ -404,6 +406,7 @@ describe('identity: authentication and just-in-time provisioning', () => {
 
     it('a pre-created user linked on first sign-in with X-Organization-ID also becomes a patient there', async () => {
       const org = await t.createOrg();
+      await t.publishPrivacyNotice(org.id);
       const email = uniqueEmail('invited-patient');
       const { rows } = await t.db.query<{ id: string }>('insert into users (email) values ($1) returning id', [email]);
       const res = await t.call('GET', '/v1/me', { as: email, org: org.id });

@@ -416,7 +416,7 @@ describe('locations', () => {
       );
     });
 
-    it('app_rls: staff read, patients and non-members see nothing, writes need locations.manage', async () => {
+    it('app_rls: staff and patients read, non-members see nothing, writes need locations.manage', async () => {
       const l = await created(adminA, orgA.id);
       const scope = (principalId: string, permissions: string[], orgId = orgA.id) => ({
         role: 'app_rls' as const,
@@ -435,7 +435,10 @@ describe('locations', () => {
         1,
         'a specialist, no permission needed',
       );
-      assert.equal(await count(scope(await userId(patientA), [])), 0, 'a patient');
+      // A patient reads the clinic's locations, as its public booking page shows them (migration 0067: the
+      // slots of a patient's own booking come from the locations' zones); a patient of A naming B reads none of them.
+      assert.equal(await count(scope(await userId(patientA), [])), 1, 'a patient of the clinic');
+      assert.equal(await count(scope(await userId(patientA), [], orgB.id)), 0, "a patient of A naming B reads none of A's");
       // Permissions do not make a staff member: B's admin with A in its settings and every code still sees nothing.
       assert.equal(await count(scope(await userId(adminB), ['locations.manage', 'organizations.view_directory', 'data.view_deleted'])), 0);
       // The specialist with B in its settings sees nothing of A.

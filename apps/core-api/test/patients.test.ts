@@ -25,11 +25,13 @@ describe('patients and specialists', () => {
     t = await startTestApp();
     org = (await t.createOrg()).id;
     otherOrg = (await t.createOrg()).id;
+    for (const o of [org, otherOrg]) await t.publishPrivacyNotice(o);
     admin = (await t.addMember(org, uniqueEmail('admin'), 'admin')).token;
     otherAdmin = (await t.addMember(otherOrg, uniqueEmail('other-admin'), 'admin')).token;
     specialist = await t.addMember(org, uniqueEmail('spec'), 'specialist');
     support = (await t.addMember(org, uniqueEmail('support'), 'customer_support')).token;
     patient = await t.addPatient(org, uniqueEmail('patient'));
+    await t.acceptOrgPurposes(org, patient.userId);
     patientId = (await t.db.query<{ id: string }>('select id from patients where user_id = $1', [patient.userId])).rows[0]!.id;
     fields = {
       allergies: await cf({ entity_type: 'patient', key: 'allergies', field_type: 'multi_select', options: ['pollen', 'nuts'] }),
@@ -42,6 +44,39 @@ describe('patients and specialists', () => {
   after(() => t.close());
 
   describe('patients', () => {
+    it('one rule for every way in: a clinic without its own privacy notice takes no patient (staff, first sign-in, onboarding)', async () => {
+      const fresh = (await t.createOrg()).id;
+      const freshAdmin = (await t.addMember(fresh, uniqueEmail('fresh-admin'), 'admin')).token;
+      const patientsOf = async () =>
+        (await t.db.query<{ n: number }>('select count(*)::int as n from patients where organization_id = $1', [fresh])).rows[0]!.n;
+      // Staff creation: 409 privacy_notice_missing, nothing written.
+      assertError(await call('POST', '/v1/patients', freshAdmin, { email: uniqueEmail('early') }, fresh), 409, 'privacy_notice_missing');
+      // First sign-in through the portal: the user is provisioned, not linked.
+      const email = uniqueEmail('early-portal');
+      const first = dataOf(await t.call('GET', '/v1/me', { as: email, org: fresh }));
+      assert.equal(first.is_patient_at_current_org, false);
+      // Onboarding: 409 as before.
+      assertError(
+        await t.call('POST', '/v1/portal/onboard', {
+          as: email,
+          body: {
+            organization_id: fresh,
+            grants: [{ organization_id: fresh, purpose_code: 'org_privacy_notice', purpose_version: 1, source: 'signup_checkbox' }],
+          },
+        }),
+        409,
+        'privacy_notice_missing',
+      );
+      assert.equal(await patientsOf(), 0);
+
+      // Once the clinic publishes its notice, all three ways work.
+      await t.publishPrivacyNotice(fresh);
+      dataOf(await call('POST', '/v1/patients', freshAdmin, { email: uniqueEmail('later') }, fresh), 201);
+      const linked = dataOf(await t.call('GET', '/v1/me', { as: uniqueEmail('later-portal'), org: fresh }));
+      assert.equal(linked.is_patient_at_current_org, true);
+      assert.equal(await patientsOf(), 2);
+    });
+
     it('POST creates a record for an email (the person is linked later); 409 for a second record', async () => {
       const email = uniqueEmail('new-patient');
       const p = dataOf(
@@ -174,6 +209,7 @@ describe('patients and specialists', () => {
       assertError(await call('GET', `/v1/patients/${patientId}`, otherAdmin, undefined, otherOrg), 404, 'not_found');
       assertError(await call('PUT', `/v1/patients/${patientId}`, otherAdmin, {}, otherOrg), 404, 'not_found');
       const other = await t.addPatient(org, uniqueEmail('p2'));
+      await t.acceptOrgPurposes(org, other.userId);
       assertError(await call('GET', `/v1/patients/${patientId}`, other.token), 404, 'not_found');
       const victim = dataOf(await call('POST', '/v1/patients', admin, { email: uniqueEmail('gone') }), 201);
       assertError(await call('DELETE', `/v1/patients/${victim.id}`, specialist.token), 403, 'forbidden');

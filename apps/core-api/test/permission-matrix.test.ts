@@ -474,14 +474,16 @@ const CORE_MATRIX: Record<string, Row> = {
   },
   // The clinic under test never publishes org_privacy_notice (it would turn on the 412 gate for its patient's cells):
   // onboarding is refused for every signed-in caller (spec 4.6 rule 5).
+  // Anyone signed in may onboard; the body leaves out the clinic's privacy notice, so every caller gets
+  // 400 and nobody becomes a patient (later rows rely on who is a patient).
   onboardPatient: {
-    admin: 409,
-    specialist: 409,
-    customer_support: 409,
-    patient: 409,
-    non_member: 409,
-    other_org_admin: 409,
-    superadmin: 409,
+    admin: 400,
+    specialist: 400,
+    customer_support: 400,
+    patient: 400,
+    non_member: 400,
+    other_org_admin: 400,
+    superadmin: 400,
     anonymous: 401,
   },
   // gdpr.* (admin template, migration 0009) when naming a patient of the organization in scope.
@@ -800,7 +802,13 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
     dns = await startNxDomainServer();
     // ~400 requests from one address: lift the per-IP limits, which are not under test here.
     t = await startTestApp({
-      env: { DNS_SERVERS: `127.0.0.1:${dns.port}`, RATELIMIT_API_LIMIT: '100000', RATELIMIT_PUBLIC_RESOLVE_LIMIT: '100000' },
+      env: {
+        DNS_SERVERS: `127.0.0.1:${dns.port}`,
+        RATELIMIT_API_LIMIT: '100000',
+        RATELIMIT_PUBLIC_RESOLVE_LIMIT: '100000',
+        RATELIMIT_PUBLIC_LIMIT: '100000',
+        RATELIMIT_HOLDS_PER_IP: '100000',
+      },
     });
     const org = await t.createOrg({ name: 'Matrix clinic' });
     const otherOrg = await t.createOrg({ name: 'Other clinic' });
@@ -817,7 +825,10 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
       if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`fixture ${method} ${url} failed: ${res.statusCode} ${res.body}`);
       return res.json().data;
     };
+    // The clinic takes patients (spec 4.6 rule 5), and its patient has accepted its notice.
+    await t.publishPrivacyNotice(org.id);
     const patient = await t.addPatient(org.id, uniqueEmail('matrix-patient'));
+    await t.acceptOrgPurposes(org.id, patient.userId);
     const { rows: patientRows } = await t.db.query<{ id: string }>('select id from patients where organization_id = $1 and user_id = $2', [
       org.id,
       patient.userId,

@@ -97,7 +97,7 @@ describe('platform service providers', () => {
   });
 
   it('starts with one inactive platform row per whitelisted capability, nothing secret', async () => {
-    assert.deepEqual(Object.keys(rows).sort(), ['auth', 'email', 'storage']);
+    assert.deepEqual(Object.keys(rows).sort(), ['auth', 'email', 'sms', 'storage']);
     for (const r of Object.values(rows) as Array<Record<string, unknown>>) {
       assert.equal(r.status, 'inactive');
       assert.equal(r.credentials, null);

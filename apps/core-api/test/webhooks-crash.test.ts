@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { MIGRATIONS_DIR, migrate, openPglite, type Database, type TestDatabase } from '@clinic/db';
 import { createSecretBox, parseMasterKeys } from '../src/platform/secrets.ts';
 import { freshDatabase, MODE, uniqueSlug } from './helpers.ts';
-import { ROOT, spawnTracked } from './support/processes.ts';
+import { exited, spawnWorkerProcess } from './support/processes.ts';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 
 /*
@@ -22,7 +22,7 @@ import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 const EVENTS = 1000;
 const BATCH = 50;
 
-describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => {
+describe('a worker killed mid-burst loses nothing', () => {
   let rx: Receiver;
   let dataDir: string | null = null;
   let pgTest: TestDatabase | null = null;
@@ -69,65 +69,46 @@ describe('a worker killed mid-burst loses nothing', { timeout: 180_000 }, () => 
   });
 
   function startWorkerProcess(): ChildProcess {
-    const child = spawnTracked(process.execPath, ['--import', 'tsx', join(ROOT, 'apps/core-api/src/worker/main.ts')], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: 'test',
-        LOG_LEVEL: process.env.CRASH_TEST_LOGS ? 'debug' : 'warn',
-        MASTER_KEYS: masterKeys,
-        DATA_DIR: dataDir!,
-        ...(pgTest ? { DATABASE_URL: pgTest.url! } : {}),
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-        WEBHOOK_CA_FILE: rx.caFile,
-        // Generous: on a loaded machine a 1 s time-out retries deliveries that were merely slow, which
-        // would blur what this test counts (repeats caused by the kill).
-        WEBHOOK_TIMEOUT_MS: '5000',
-        WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1',
-        WEBHOOK_RATE_LIMIT: '100000',
-        WORKER_DELIVERY_BATCH: String(BATCH),
-        WORKER_DISPATCH_INTERVAL_MS: '50',
-        WORKER_MAINTENANCE_INTERVAL_SECONDS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    if (process.env.CRASH_TEST_LOGS) child.stdout!.on('data', (c: Buffer) => process.stderr.write(c));
-    child.on('exit', (code, signal) => {
-      if (code && code !== 0 && signal === null) process.stderr.write(`worker exited ${code}: ${err}\n`);
+    const child = spawnWorkerProcess({
+      MASTER_KEYS: masterKeys,
+      DATA_DIR: dataDir!,
+      ...(pgTest ? { DATABASE_URL: pgTest.url! } : {}),
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_CA_FILE: rx.caFile,
+      // Generous: on a loaded machine a 1 s time-out retries deliveries that were merely slow, which
+      // would blur what this test counts (repeats caused by the kill).
+      WEBHOOK_TIMEOUT_MS: '5000',
+      WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1',
+      WEBHOOK_RATE_LIMIT: '100000',
+      WORKER_DELIVERY_BATCH: String(BATCH),
+      WORKER_DISPATCH_INTERVAL_MS: '50',
+      WORKER_MAINTENANCE_INTERVAL_SECONDS: '1',
     });
     children.push(child);
     return child;
   }
-  const exited = (c: ChildProcess) =>
-    new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
   it('after SIGKILL and a restart, all 1,000 events arrive; only in-flight deliveries repeat', async () => {
     // Slow answers keep a batch on the wire when the kill lands.
     rx.respond = () => ({ status: 200, delayMs: 5 });
     const first = startWorkerProcess();
-    await rx.waitFor(() => rx.received.length >= 300, 90_000, '300 deliveries before the kill');
+    await rx.waitFor(() => rx.received.length >= 300, '300 deliveries before the kill');
     first.kill('SIGKILL');
     await exited(first);
     const beforeKill = new Set(rx.received.map((r) => r.id));
     assert.ok(rx.accepted('/crash').length < EVENTS, 'the kill landed mid-burst');
 
     const second = startWorkerProcess();
-    await rx.waitFor(() => rx.accepted('/crash').length === EVENTS, 120_000, 'every event after the restart');
+    await rx.waitFor(() => rx.accepted('/crash').length === EVENTS, 'every event after the restart');
     // The batch that was on the wire at the kill reached the receiver, but its outcome was never
     // recorded: those jobs come back when their lease expires (2 x time-out + 5 s) and are sent again.
     // Wait until the receiver has been quiet for longer than that, then stop the worker cleanly.
     let seen = rx.received.length;
     let quietSince = Date.now();
-    await rx.waitFor(
-      () => {
-        if (rx.received.length !== seen) [seen, quietSince] = [rx.received.length, Date.now()];
-        return Date.now() - quietSince > 18_000;
-      },
-      120_000,
-      'the re-sent in-flight batch',
-    );
+    await rx.waitFor(() => {
+      if (rx.received.length !== seen) [seen, quietSince] = [rx.received.length, Date.now()];
+      return Date.now() - quietSince > 18_000;
+    }, 'the re-sent in-flight batch');
     second.kill('SIGTERM');
     await exited(second);
 

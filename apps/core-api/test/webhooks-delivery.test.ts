@@ -67,7 +67,7 @@ describe('webhook deliveries through the worker', () => {
   it('delivers a committed change, signed with both schemes, with the spec 6.1 body and headers', async () => {
     const sub = await subscribe('/updates', ['organization.updated']);
     dataOf(await rename('Renamed clinic'));
-    await rx.waitFor(() => rx.accepted('/updates').length === 1, 15_000, 'the delivery');
+    await rx.waitFor(() => rx.accepted('/updates').length === 1, 'the delivery');
     const got = rx.received.find((r) => r.path === '/updates')!;
     assert.equal(got.hexValid, true, 'X-Webhook-Signature verifies with @octokit/webhooks-methods');
     assert.equal(got.standardValid, true, 'webhook-* headers verify with standardwebhooks');
@@ -109,7 +109,7 @@ describe('webhook deliveries through the worker', () => {
       }),
       201,
     );
-    await rx.waitFor(() => rx.accepted('/domains-only').length === 1, 15_000, 'the domain event');
+    await rx.waitFor(() => rx.accepted('/domains-only').length === 1, 'the domain event');
     await worker.dispatchNow();
     assert.deepEqual(
       rx.received.filter((r) => r.path === '/domains-only').map((r) => r.event),
@@ -123,7 +123,7 @@ describe('webhook deliveries through the worker', () => {
     const previous = rx.respond;
     rx.respond = (r) => (r.path === '/flaky' && ++calls <= 2 ? { status: 503, body: 'busy '.repeat(400) } : previous(r));
     await t.addMember(orgId, uniqueEmail('hooked-member'), 'specialist');
-    await rx.waitFor(() => rx.accepted('/flaky').length === 1, 20_000, 'the third attempt');
+    await rx.waitFor(() => rx.accepted('/flaky').length === 1, 'the third attempt');
     rx.respond = previous;
     const got = rx.received.filter((r) => r.path === '/flaky');
     assert.equal(got.length, 3);
@@ -158,7 +158,7 @@ describe('webhook deliveries through the worker', () => {
       await t.call('POST', `/v1/organizations/${orgId}/locations`, { token: admin, body: { name: 'Annex', timezone: 'Europe/Bucharest' } }),
       201,
     );
-    await rx.waitFor(() => rx.received.filter((r) => r.path === '/down').length === 3, 20_000, 'three attempts');
+    await rx.waitFor(() => rx.received.filter((r) => r.path === '/down').length === 3, 'three attempts');
     const entries = await logUntil(sub.id, (e) => e.length === 3 && e.every((x) => x.delivery_status === 'failed'));
     assert.ok(
       entries.every((e) => e.delivery_status === 'failed'),
@@ -180,7 +180,7 @@ describe('webhook deliveries through the worker', () => {
       409,
       'delivery_not_failed',
     );
-    await rx.waitFor(() => rx.accepted('/down').length === 1, 15_000, 'the re-sent delivery');
+    await rx.waitFor(() => rx.accepted('/down').length === 1, 'the re-sent delivery');
     const resent = (await logUntil(sub.id, (e) => e.length === 4, `&delivery_id=${deliveryId}`)).find((e: any) => e.attempt === 4);
     assert.equal(resent.trigger, 'resend');
     assert.equal(resent.status_code, 200);
@@ -193,7 +193,7 @@ describe('webhook deliveries through the worker', () => {
     const previous = rx.respond;
     rx.respond = (r) => (r.path === '/gone' ? { status: 410 } : previous(r));
     dataOf(await rename('Gone test'));
-    await rx.waitFor(() => rx.accepted('/watcher').length === 1, 15_000, 'the disabled event');
+    await rx.waitFor(() => rx.accepted('/watcher').length === 1, 'the disabled event');
     rx.respond = previous;
     const w = rx.received.find((r) => r.path === '/watcher')!;
     assert.deepEqual(w.data, { organization_id: orgId, subscription_id: gone.id, reason: 'gone' });
@@ -224,7 +224,7 @@ describe('webhook deliveries through the worker', () => {
     for (let i = 0; i < 12; i++) {
       dataOf(await t.call('PATCH', `/v1/organizations/${orgId}/locations/${locationId}`, { token: admin, body: { city: `City ${i}` } }));
     }
-    await rx.waitFor(() => rx.accepted('/burst').length === 12, 30_000, 'all twelve deliveries');
+    await rx.waitFor(() => rx.accepted('/burst').length === 12, 'all twelve deliveries');
     const times = rx.received
       .filter((r) => r.path === '/burst')
       .map((r) => r.at)
@@ -246,8 +246,8 @@ describe('webhook deliveries through the worker', () => {
       await t.db.query(`select app.emit_event($1::uuid, 'exercise_session.ended', '{"result": {"form_score": 80}}'::jsonb)`, [orgId]);
     }
     dataOf(await rename('Everything'));
-    await rx.waitFor(() => rx.accepted('/everything').length >= 1, 15_000, 'the catalog event');
-    await rx.waitFor(() => internal.length >= 4, 15_000, 'the internal consumer');
+    await rx.waitFor(() => rx.accepted('/everything').length >= 1, 'the catalog event');
+    await rx.waitFor(() => internal.length >= 4, 'the internal consumer');
     assert.deepEqual(
       internal.map((e) => e.data).sort((a, b) => Number(a.n) - Number(b.n)),
       [1, 2, 3, 4].map((n) => ({ organization_id: orgId, n })),
@@ -301,7 +301,7 @@ describe('an endpoint that keeps failing is disabled', () => {
     const failing = await make('/broken', ['organization.updated']);
     rx.respond = (r) => (r.path === '/broken' ? { status: 500 } : { status: 200 });
     dataOf(await t.call('PATCH', `/v1/organizations/${org.id}`, { token: admin, body: { name: 'Failing clinic' } }));
-    await rx.waitFor(() => rx.accepted('/watch').length === 1, 20_000, 'the disabled event');
+    await rx.waitFor(() => rx.accepted('/watch').length === 1, 'the disabled event');
     const attempts = rx.received.filter((r) => r.path === '/broken').length;
     assert.ok(attempts >= 2, `${attempts} attempts: one failure never disables`);
     const sub = dataOf(await t.call('GET', `/v1/webhook-subscriptions/${failing}`, { token: admin, org: org.id }));
@@ -376,7 +376,7 @@ describe('a failing endpoint does not delay healthy ones (fair scheduling)', () 
     rx.respond = (r) => (r.path === '/slow' ? { status: 500, delayMs: 1500 } : previous(r));
     const slow = await subscribe('/slow', ['location.created']);
     await emit('location.created', 0);
-    await rx.waitFor(() => slowSeen() >= 1, 15_000, 'the first failed attempt');
+    await rx.waitFor(() => slowSeen() >= 1, 'the first failed attempt');
     // Its failure is recorded (failing_since), so the endpoint counts as failing from now on.
     for (let i = 0; i < 100; i++) {
       const { rows } = await t.db.query<{ f: boolean }>('select failing_since is not null as f from webhook_subscriptions where id = $1', [
@@ -389,7 +389,7 @@ describe('a failing endpoint does not delay healthy ones (fair scheduling)', () 
     for (let n = 1; n <= 30; n++) await emit('location.created', n);
     await subscribe('/fast', ['organization.updated']);
     await emit('organization.updated', 1);
-    await rx.waitFor(() => rx.accepted('/fast').length === 1, 20_000, 'the healthy delivery');
+    await rx.waitFor(() => rx.accepted('/fast').length === 1, 'the healthy delivery');
     // First come, first served would have tried all 30 first (six batches of five, each held by its
     // time-outs); fair scheduling sends the healthy one at the next fetch.
     assert.ok(slowSeen() < 10, `the failing endpoint had ${slowSeen()} requests before the healthy delivery`);

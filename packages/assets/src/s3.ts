@@ -10,6 +10,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import { assertKey, type AssetInfo, type AssetStore } from './types.ts';
 
@@ -108,6 +109,16 @@ export function createS3AssetStore(opts: S3AssetStoreOptions): AssetStore & { re
   return {
     kind: 's3',
     client,
+    async signedGetUrl(key, o) {
+      assertKey(key);
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: full(key),
+        ResponseContentType: o.contentType,
+        ResponseContentDisposition: o.contentDisposition,
+      });
+      return getSignedUrl(client, command, { expiresIn: o.expiresInSeconds });
+    },
     async put(key, body, o = {}) {
       assertKey(key);
       let size: number;

@@ -21,6 +21,11 @@ export interface AssetStore {
   list(prefix: string): Promise<string[]>;
   /** Removes the key; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * A URL that reads the object without credentials until it expires (S3 presigned GET), with the
+   * answer's Content-Type and Content-Disposition set; the folder store has none (the API signs its own).
+   */
+  signedGetUrl?(key: string, opts: { expiresInSeconds: number; contentType?: string; contentDisposition?: string }): Promise<string>;
   /** Releases connections (the S3 client's sockets); the folder store has none. */
   close?(): void;
 }

@@ -1,4 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
+import { btree_gist } from '@electric-sql/pglite/contrib/btree_gist';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { scopeStatement } from './scope.ts';
 import type { Database, QueryResult, RequestScope, Transaction } from './types.ts';
 
@@ -20,11 +23,18 @@ function wrap(conn: PGliteLike): Transaction {
 }
 
 /**
+ * The contrib extensions the migrations create (PostgreSQL ships them; PGlite loads each one's bundle when
+ * a database of this process needs it): trigram and btree GIN indexes for the patient search (0070), btree GiST for the exclusion constraint
+ * that keeps a calendar's bookings apart (0067).
+ */
+const extensions = { pg_trgm, btree_gin, btree_gist };
+
+/**
  * The embedded default: real PostgreSQL compiled to WASM, in a folder or in memory.
  * One connection: PGlite serialises transactions itself, so metrics report a pool of one.
  */
 export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } = {}): Promise<Database> {
-  const load = opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {};
+  const load = opts.loadDataDir ? { loadDataDir: opts.loadDataDir, extensions } : { extensions };
   const pg = dataDir ? new PGlite(dataDir, load) : new PGlite(load);
   await pg.waitReady;
   return asDatabase(pg);
@@ -36,7 +46,7 @@ export async function openPglite(dataDir?: string, opts: { loadDataDir?: Blob } 
  * of the cost of a new PGlite (about 2 s against 0.4 s here).
  */
 export async function pgliteImage(prepare: (db: Database) => Promise<void>): Promise<Blob> {
-  const pg = new PGlite();
+  const pg = new PGlite({ extensions });
   await pg.waitReady;
   try {
     await prepare(asDatabase(pg));

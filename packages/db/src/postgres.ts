@@ -36,6 +36,41 @@ function wrap(client: pg.PoolClient | pg.Pool): Transaction {
 }
 
 /**
+ * Pipeline mode writes each statement to the socket as soon as it is queued, so a request's simple-protocol
+ * BEGIN, its scope statement and its first query were three writes. With the socket corked until the first
+ * query has been queued (and the synchronous code that queued it has run, so that statements sent together
+ * with Promise.all join in), they leave in one writev. On loopback each write costs the sender the
+ * delivery as well, a measurable share of a short request (bench/forms.ts, docs/operations.md).
+ */
+function corkUntilFirstQuery(client: pg.PoolClient): { tx: Transaction; flush: () => void } {
+  const inner = wrap(client);
+  const socket = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  if (typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return { tx: inner, flush: () => undefined };
+  socket.cork();
+  let corked = true;
+  let scheduled = false;
+  const flush = () => {
+    if (!corked) return;
+    corked = false;
+    socket.uncork!();
+  };
+  const soon = <P>(sent: P): P => {
+    if (!scheduled) {
+      scheduled = true;
+      process.nextTick(flush);
+    }
+    return sent;
+  };
+  return {
+    tx: {
+      exec: (sql) => soon(inner.exec(sql)),
+      query: (text, params, opts) => soon(inner.query(text, params, opts)),
+    },
+    flush,
+  };
+}
+
+/**
  * PostgreSQL through node-postgres. Clients run in pipeline mode: BEGIN, the scope statement and the
  * first data query leave in one write, which removes two round trips from every request transaction.
  */
@@ -74,11 +109,17 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
   async function inTransaction<T>(open: (client: pg.PoolClient) => Promise<unknown>[], fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await pool.connect();
     let broken = false;
+    const corked = corkUntilFirstQuery(client);
     try {
       // Not awaited on purpose: in pipeline mode they are sent together with fn's first query.
       const opening = open(client);
       for (const p of opening) p.catch(() => undefined);
-      const result = await fn(wrap(client));
+      let result: T;
+      try {
+        result = await fn(corked.tx);
+      } finally {
+        corked.flush();
+      }
       await Promise.all(opening);
       await client.query('commit');
       return result;
@@ -97,7 +138,7 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
     query: (text, params, opts) => direct.query(text, params, opts),
     withScope: (scope: RequestScope, fn) => {
       const s = scopeStatement(scope);
-      return inTransaction((c) => [c.query('begin'), c.query({ name: 'app_scope', text: s.text, values: s.params })], fn);
+      return inTransaction((c) => [c.query('begin'), c.query({ name: s.name, text: s.text, values: s.params })], fn);
     },
     transaction: (fn) => inTransaction((c) => [c.query('begin')], fn),
     exec: async (sql) => {

@@ -9,7 +9,7 @@ export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
  * transaction-local settings, so nothing leaks to the next user of a pooled connection.
  * Values are validated here (not escaped), because they come from our own context query.
  */
-export function scopeStatement(scope: RequestScope): { text: string; params: string[] } {
+export function scopeStatement(scope: RequestScope): { name: string; text: string; params: string[] } {
   if (scope.role !== 'app_rls' && scope.role !== 'app_bypass') throw new Error(`unknown role ${String(scope.role)}`);
   const principal = scope.principalId ?? '';
   const org = scope.orgId ?? NIL_UUID;
@@ -18,10 +18,15 @@ export function scopeStatement(scope: RequestScope): { text: string; params: str
   for (const code of scope.permissions) {
     if (!PERMISSION_CODE.test(code)) throw new Error(`malformed permission code ${code}`);
   }
-  return {
-    text:
-      "select set_config('role', $1, true), set_config('app.principal_id', $2, true), " +
-      "set_config('app.org_id', $3, true), set_config('app.permissions', $4, true)",
-    params: [scope.role, principal, org, scope.permissions.join(',')],
-  };
+  const acting = scope.actingPatientId ?? '';
+  if (acting !== '' && !UUID.test(acting)) throw new Error('acting patient id is not a uuid');
+  const text =
+    "select set_config('role', $1, true), set_config('app.principal_id', $2, true), " +
+    "set_config('app.org_id', $3, true), set_config('app.permissions', $4, true), set_config('app.acting_patient_id', $5, true)";
+  const params = [scope.role, principal, org, scope.permissions.join(','), acting];
+  const timeout = scope.statementTimeoutMs;
+  if (timeout === undefined) return { name: 'app_scope', text, params };
+  if (!Number.isInteger(timeout) || timeout < 1) throw new Error('statement time-out is not a positive integer');
+  // In the same statement: a budget costs no round trip. A prepared statement's name belongs to one text.
+  return { name: 'app_scope_timed', text: `${text}, set_config('statement_timeout', $6, true)`, params: [...params, String(timeout)] };
 }

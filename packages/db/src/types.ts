@@ -33,6 +33,14 @@ export interface RequestScope {
   principalId: string | null;
   orgId: string | null;
   permissions: readonly string[];
+  /** The patient a caregiver acts for (X-Patient-ID); policies see it through app.current_patient_id(). */
+  actingPatientId?: string | null;
+  /**
+   * The transaction's own statement time-out in milliseconds (SET LOCAL statement_timeout), e.g. the
+   * route's budget: 5 s for a request, 2 minutes for a long operation. Absent: the connection's default.
+   * PGlite accepts the setting but cannot enforce it (one thread, no timer signal).
+   */
+  statementTimeoutMs?: number;
 }
 
 export interface PoolMetrics {

@@ -53,6 +53,9 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     // Raised by the router before any route runs; they reach the client through frameworkErrors.
     case 'FST_ERR_BAD_URL':
       return new AppError(400, 'invalid_url', 'The request path is not a valid URL (bad percent-encoding).');
+    // PostgreSQL query_canceled: the statement ran past statement_timeout (spec 8: 5 s a query).
+    case '57014':
+      return errors.timeout('A database query took longer than its time-out and was stopped; retry later, or narrow the request.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
       // Every path parameter is an id of 36 characters: a longer one names nothing.
       return errors.notFound();

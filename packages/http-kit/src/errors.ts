@@ -41,6 +41,9 @@ export const errors = {
     new AppError(429, 'rate_limited', `Too many requests; retry after ${retryAfterSeconds} seconds.`, {
       headers: { 'retry-after': String(retryAfterSeconds) },
     }),
+  /** A request past its budget, or a database statement past its time-out (spec 8; docs/decisions.md). */
+  timeout: (message = 'The request took longer than its time-out and was stopped; retry later, or narrow it.') =>
+    new AppError(504, 'timeout', message),
   internal: () => new AppError(500, 'internal_error', 'An unexpected error occurred. It has been logged; retry later.'),
 };
 

@@ -7,7 +7,7 @@ export {
   clientErrorHandler,
   edgeServerOptions,
 } from './error-handler.ts';
-export { createRateLimiter, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
+export { createRateLimiter, enforceLimit, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
 export { createJwtVerifier, bearerToken, type TokenVerifier, type VerifiedToken } from './jwt.ts';
 export { installValidators } from './validators.ts';
 export { ErrorResponse, Uuid, DataOf, Timestamp, PositiveInt32, nullable } from './schemas.ts';

@@ -8,8 +8,22 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 const SECRET_QUERY_PARAM =
   /^(token|access_token|id_token|refresh_token|code|signature|sig|x-amz-signature|x-amz-credential|x-amz-security-token|key|api_key|apikey|secret|password)$/i;
 
-/** The URL with the values of credential-like query parameters replaced; the rest as it came. */
-export function redactUrl(url: string): string {
+/**
+ * Path segments that are themselves the credential (a secret URL that a calendar app subscribes to
+ * cannot carry a header): the segment after `calendar-feeds/` (however the path is spelt), the
+ * signature of a document download path (`public/documents/<id>/<expires>/<signature>/<name>`), and
+ * anything shaped like a feed token wherever it stands. Replaced by [redacted].
+ */
+const SECRET_PATH_SEGMENT: [RegExp, string][] = [
+  [/((?:^|\/)calendar(?:-|%2d)feeds\/+)[^/?#]+/gi, '$1[redacted]'],
+  [/((?:^|\/)public\/+documents\/+[^/?#]+\/+[^/?#]+\/+)[^/?#]+/gi, '$1[redacted]'],
+  [/calfeed_[A-Za-z0-9_%.-]*/g, '[redacted]'],
+];
+
+/** The URL with path credentials and the values of credential-like query parameters replaced; the rest as it came. */
+export function redactUrl(raw: string): string {
+  let url = raw;
+  for (const [re, by] of SECRET_PATH_SEGMENT) url = url.replace(re, by);
   const q = url.indexOf('?');
   if (q < 0) return url;
   const query = url

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { errors } from './errors.ts';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 export interface RateDecision {
@@ -76,4 +77,35 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
     'x-ratelimit-remaining': String(d.remaining),
     'x-ratelimit-reset': String(d.resetSeconds),
   };
+}
+
+/** The decision whose headers a reply carries, when several limits apply to one request. */
+const shown = new WeakMap<object, RateDecision>();
+
+/** The tighter of two decisions: a refusal, else fewer requests left, else the smaller limit. */
+function tighter(a: RateDecision, b: RateDecision): boolean {
+  if (a.allowed !== b.allowed) return !a.allowed;
+  if (a.remaining !== b.remaining) return a.remaining < b.remaining;
+  return a.limit < b.limit;
+}
+
+/**
+ * Consumes one point of `key` and answers as every limit does (spec 8): the X-RateLimit-* headers on the
+ * reply, 429 rate_limited with Retry-After when the budget is spent. When several limits apply to one
+ * request (the entry limit, the public or per-user one, a route's own), the headers are those of the
+ * tightest, the one a client has to respect.
+ */
+export async function enforceLimit(
+  limiter: RateLimiter,
+  key: string,
+  reply: { headers(h: Record<string, string>): unknown },
+): Promise<RateDecision> {
+  const decision = await limiter.consume(key);
+  const before = shown.get(reply);
+  if (!before || tighter(decision, before)) {
+    shown.set(reply, decision);
+    reply.headers(rateLimitHeaders(decision));
+  }
+  if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
+  return decision;
 }

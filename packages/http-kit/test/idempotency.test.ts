@@ -383,10 +383,9 @@ describe('idempotency when the store fails (fails open)', () => {
     t.after(() => down.disconnect());
     const h = await build(t, { store: createRedisIdempotencyStore(down, { keyPrefix: 'down:' }) });
     const key = newKey();
-    const started = Date.now();
+    // Both are answered although the store can never connect: the store fails instead of queueing them.
     const a = await h.post('/v1/things', { key, body: {} });
     const b = await h.post('/v1/things', { key, body: {} });
-    assert.ok(Date.now() - started < 2000, 'fails fast');
     for (const res of [a, b]) {
       assert.equal(res.statusCode, 201);
       assert.equal(res.headers['idempotency-replayed'], undefined);

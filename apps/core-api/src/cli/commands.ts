@@ -1,10 +1,12 @@
 import { normalizeEmail } from '@clinic/http-kit';
 import { migrate, type Database } from '@clinic/db';
 import { verifyChain } from '../modules/audit/chain.ts';
-import { insertAudit } from '../platform/audit.ts';
+import { CHECKPOINT_KEY_LABEL, resignCheckpoints } from '../modules/audit/checkpoints.ts';
+import { recordChange } from '../platform/audit.ts';
 import { reencryptProviders, reencryptWebhookSecrets } from '../modules/providers/rotation.ts';
 import type { SecretBox } from '../platform/secrets.ts';
 import { MIGRATIONS_DIR } from '@clinic/db';
+import { formatOutbox, listOutbox } from '../modules/messages/outbox.ts';
 import { deleteSuperadmin, insertSuperadmin, userByEmailCreating } from './queries.ts';
 
 export const USAGE = `usage:
@@ -13,9 +15,12 @@ export const USAGE = `usage:
                                               created by email if needed and linked on first sign-in)
   npm run cli -- superadmin revoke <email>    remove the superadmin platform role
   npm run cli -- audit verify <org id|platform>
-                                              check an audit hash chain; names the first broken link
-  npm run cli -- providers re-encrypt         re-seal provider credentials and webhook signing secrets
-                                              under the current master key`;
+                                              check an audit hash chain from its latest signed
+                                              checkpoint (retention); names the first broken link
+  npm run cli -- providers re-encrypt         re-seal provider credentials and webhook signing secrets,
+                                              and re-sign audit checkpoints, under the current master key
+  npm run cli -- messages outbox [count]      list the newest messages written to the outbox folder
+                                              (MESSAGES_OUTBOX_DIR; the embedded default's email and SMS)`;
 
 export class UsageError extends Error {}
 /** A check that ran and found a problem (exit code 1, message without a stack). */
@@ -35,7 +40,8 @@ type Command =
   | { verb: 'migrate' }
   | { verb: 'grant' | 'revoke'; email: string }
   | { verb: 'audit-verify'; orgId: string | null }
-  | { verb: 'providers-reencrypt' };
+  | { verb: 'providers-reencrypt' }
+  | { verb: 'messages-outbox'; limit: number };
 
 /** Validates the arguments without touching anything, so a usage error never opens the database. */
 export function parseCommand(args: string[]): Command {
@@ -48,6 +54,10 @@ export function parseCommand(args: string[]): Command {
     return { verb: 'audit-verify', orgId: arg.toLowerCase() };
   }
   if (verb === 'providers' && sub === 're-encrypt' && args.length === 2) return { verb: 'providers-reencrypt' };
+  if (verb === 'messages' && sub === 'outbox' && rest.length === 0) {
+    if (arg !== undefined && !/^[1-9][0-9]{0,4}$/.test(arg)) throw new UsageError(`"${arg}" is not a count of messages (1 to 99999)`);
+    return { verb: 'messages-outbox', limit: arg ? Number(arg) : 20 };
+  }
   if (verb === 'superadmin' && (sub === 'grant' || sub === 'revoke') && arg && rest.length === 0) {
     const checked = normalizeEmail(arg);
     if (!checked.ok) throw new UsageError(`"${arg}" is not a usable email address: it ${checked.problem}`);
@@ -56,11 +66,24 @@ export function parseCommand(args: string[]): Command {
   throw new UsageError(USAGE);
 }
 
+/** The outbox listing reads a folder, not the database: it never needs the data folder's lock. */
+export async function runFileCommand(args: string[], outboxDir: string): Promise<string | null> {
+  const command = parseCommand(args);
+  if (command.verb !== 'messages-outbox') return null;
+  return formatOutbox(outboxDir, await listOutbox(outboxDir, command.limit));
+}
+
 export async function runCommand(db: Database, args: string[], deps: CommandDeps = {}): Promise<string> {
   const command = parseCommand(args);
+  if (command.verb === 'messages-outbox') throw new UsageError('messages outbox reads the outbox folder (runFileCommand)');
   if (command.verb === 'audit-verify') {
-    const r = await verifyChain(db, command.orgId);
-    if (!r.broken) return `audit chain ${r.chain}: ${r.checked} entries, intact`;
+    // The master keys check the retention checkpoints' signatures; a chain never cut needs none.
+    const keys = deps.secrets ? (await deps.secrets()).derivedKeys(CHECKPOINT_KEY_LABEL) : [];
+    const r = await verifyChain(db, command.orgId, keys);
+    const from = r.from
+      ? ` after the checkpoint at entry ${r.from.cut_seq} (${new Date(r.from.created_at).toISOString()}; older entries removed by retention)`
+      : '';
+    if (!r.broken) return `audit chain ${r.chain}: ${r.checked} entries${from}, intact`;
     throw new CheckFailedError(
       `audit chain ${r.chain}: BROKEN at entry ${r.broken.chain_seq}${r.broken.id ? ` (id ${r.broken.id})` : ''}: ${r.broken.reason}; ${r.checked} entries before it are intact`,
     );
@@ -70,7 +93,9 @@ export async function runCommand(db: Database, args: string[], deps: CommandDeps
     const box = await deps.secrets();
     const r = await reencryptProviders(db, box);
     const w = await reencryptWebhookSecrets(db, box);
-    return `provider credentials: ${r.resealed} re-encrypted under key "${r.keyId}", ${r.current} already current; webhook secrets: ${w.resealed} re-encrypted, ${w.current} already current`;
+    const a = await resignCheckpoints(db, box);
+    const unchecked = a.unchecked ? `, ${a.unchecked} NOT re-signed (they do not verify under MASTER_KEYS: run audit verify)` : '';
+    return `provider credentials: ${r.resealed} re-encrypted under key "${r.keyId}", ${r.current} already current; webhook secrets: ${w.resealed} re-encrypted, ${w.current} already current; audit checkpoints: ${a.resigned} re-signed, ${a.current} already current${unchecked}`;
   }
   if (command.verb === 'migrate') {
     const applied = await migrate(db, MIGRATIONS_DIR);
@@ -84,14 +109,13 @@ async function grantSuperadmin(db: Database, email: string): Promise<string> {
     const user = await userByEmailCreating(tx, email);
     if (user.kind !== 'human') throw new UsageError(`${email} is a ${user.kind}: superadmin is only for human principals`);
     if (!(await insertSuperadmin(tx, user.id))) return `${email} is already a superadmin`;
-    await insertAudit(tx, {
-      organizationId: null,
-      actorUserId: null,
-      action: 'platform_role.granted',
-      entityType: 'user',
-      entityId: user.id,
-      data: { role: 'superadmin', via: 'cli' },
-    });
+    await recordChange(
+      tx,
+      null,
+      'platform_role.granted',
+      { type: 'user', id: user.id, organizationId: null },
+      { role: 'superadmin', via: 'cli' },
+    );
     return `${email} is now a superadmin (user ${user.id})`;
   });
 }
@@ -100,14 +124,13 @@ async function revokeSuperadmin(db: Database, email: string): Promise<string> {
   return db.transaction(async (tx) => {
     const userId = await deleteSuperadmin(tx, email);
     if (!userId) return `${email} was not a superadmin`;
-    await insertAudit(tx, {
-      organizationId: null,
-      actorUserId: null,
-      action: 'platform_role.revoked',
-      entityType: 'user',
-      entityId: userId,
-      data: { role: 'superadmin', via: 'cli' },
-    });
+    await recordChange(
+      tx,
+      null,
+      'platform_role.revoked',
+      { type: 'user', id: userId, organizationId: null },
+      { role: 'superadmin', via: 'cli' },
+    );
     return `${email} is no longer a superadmin`;
   });
 }

@@ -3,7 +3,7 @@ import { acquireLock, DataDirBusyError, type Database, MIGRATIONS_DIR, migrate, 
 import { request } from 'undici';
 import { ConfigError, parseConfig } from '../config.ts';
 import { createSecretBox, loadMasterKeys } from '../platform/secrets.ts';
-import { CheckFailedError, parseCommand, runCommand, UsageError, USAGE } from './commands.ts';
+import { CheckFailedError, parseCommand, runCommand, runFileCommand, UsageError, USAGE } from './commands.ts';
 
 /**
  * Runs a command on a database this process opened itself. The schema is brought up to date first,
@@ -25,6 +25,8 @@ async function main(args: string[]): Promise<string> {
   if (args.length === 0) throw new UsageError(USAGE);
   parseCommand(args);
   const config = parseConfig(process.env);
+  const fromFiles = await runFileCommand(args, config.messages.outboxDir);
+  if (fromFiles !== null) return fromFiles;
   if (config.databaseUrl) {
     const db = await openPostgres({ connectionString: config.databaseUrl, max: 2 });
     try {

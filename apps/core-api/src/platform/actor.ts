@@ -5,3 +5,6 @@ export interface Actor {
   ctx: RequestContext;
   ip: string | null;
 }
+
+/** An actor acting on the organization in scope (X-Organization-ID, spec 4.1): the routes that take it from the header. */
+export type OrgActor = Actor & { orgId: string };

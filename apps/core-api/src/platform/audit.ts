@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import type { Actor } from './actor.ts';
+import type { Actor, OrgActor } from './actor.ts';
 
 export interface AuditEntry {
   organizationId: string | null;
@@ -39,24 +39,48 @@ export interface AuditTarget {
   organizationId: string | null;
 }
 
+/** Under which circumstances a change was made (spec 6.2): `break_glass` with its session, `system`, ... */
+export interface AuditContext {
+  actionContext: string;
+  breakGlassId?: string | null;
+}
+
 /**
- * The audit entry of a change made by a caller (spec 6.2): who (the actor's principal and address),
- * what (`action`), on what (`target`), with `data`. Call it in the transaction of the change.
+ * The audit entry of a change (spec 6.2): who (the actor's principal and address; null for the system:
+ * sweeps, health checks, operator commands), what (`action`), on what (`target`), with `data`, and under
+ * which action context. Call it in the transaction of the change.
  */
 export function recordChange(
   tx: Queryable,
-  actor: Actor,
+  actor: Actor | null,
   action: string,
   target: AuditTarget,
   data: Record<string, unknown> = {},
+  context?: AuditContext,
 ): Promise<void> {
+  // A change made with an impersonation token says so: the context, the session and who was behind it.
+  const imp = actor?.ctx.impersonation;
   return insertAudit(tx, {
     organizationId: target.organizationId,
-    actorUserId: actor.ctx.principalId,
+    actorUserId: actor?.ctx.principalId ?? null,
     action,
     entityType: target.type,
     entityId: target.id ?? null,
-    data,
-    ip: actor.ip,
+    actionContext: context?.actionContext ?? (imp ? 'impersonation' : null),
+    breakGlassId: context?.breakGlassId ?? null,
+    data: imp ? { ...data, impersonation_id: imp.id, impersonated_by: imp.byPrincipalId } : data,
+    ip: actor?.ip ?? null,
   });
+}
+
+/** recordChange for the org-scoped modules: the entry goes to the trail of the organization in scope. */
+export function audit(
+  tx: Queryable,
+  actor: OrgActor,
+  action: string,
+  entityType: string,
+  id: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  return recordChange(tx, actor, action, { type: entityType, id, organizationId: actor.orgId }, data);
 }

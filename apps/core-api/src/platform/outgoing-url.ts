@@ -59,15 +59,24 @@ export function guardedLookup(allowPrivate: boolean) {
  * Checks a URL before it is stored or called: HTTPS, no credentials in it, and (when the host is an
  * IP literal, which skips DNS and so the connect-time check) a public address. Returns a reason or null.
  */
-export function urlProblem(raw: string, allowPrivate: boolean, opts: { httpAllowed?: boolean } = {}): string | null {
+export function urlProblem(
+  raw: string,
+  allowPrivate: boolean,
+  opts: { httpAllowed?: boolean; schemes?: readonly string[] } = {},
+): string | null {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'must be an absolute URL';
   }
+  // Other protocols where the caller names them (smtp: and smtps: for mail servers).
+  if (opts.schemes) {
+    if (!opts.schemes.includes(url.protocol)) return `must use ${opts.schemes.map((p) => p.replace(/:$/, '')).join(' or ')}`;
+    if (!url.hostname) return 'must name a host';
+  }
   // Plain http only where the caller allows it (providers' local wire-format servers in development).
-  if (url.protocol !== 'https:' && !(opts.httpAllowed && url.protocol === 'http:')) return 'must use https';
+  else if (url.protocol !== 'https:' && !(opts.httpAllowed && url.protocol === 'http:')) return 'must use https';
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   const host = hostOf(url);
@@ -98,4 +107,18 @@ export async function resolvesPublicly(raw: string, allowPrivate: boolean): Prom
 export function guardedAgents(allowPrivate: boolean) {
   const lookup = guardedLookup(allowPrivate) as never;
   return { undici: new UndiciAgent({ connect: { lookup } }), http: new HttpAgent({ lookup }), https: new HttpsAgent({ lookup }) };
+}
+
+/**
+ * One address for a host, through the same guard as the HTTP sockets: for clients that connect to an
+ * address themselves (SMTP), so the name is resolved once, checked, and the connection pinned to it.
+ */
+export function resolveGuarded(host: string, allowPrivate: boolean): Promise<string> {
+  if (isIP(host)) {
+    if (!allowPrivate && isForbiddenAddress(host)) return Promise.reject(new ForbiddenDestinationError(`${host} is a non-public address`));
+    return Promise.resolve(host);
+  }
+  return new Promise((resolve, reject) => {
+    guardedLookup(allowPrivate)(host, {}, (err: Error | null, address?: string) => (err ? reject(err) : resolve(address!)));
+  });
 }

@@ -1,9 +1,13 @@
 import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
-import { AppError, bearerToken, errors, rateLimitHeaders, type RateLimiter, type TokenVerifier } from '@clinic/http-kit';
+import { AppError, bearerToken, enforceLimit, errors, type TokenVerifier } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { scopeOf, type RequestContext } from './identity/context.ts';
+import { hasOrgAccess, scopeOf, type RequestContext } from './identity/context.ts';
 import { resolveContext, type IdentityDeps } from './identity/service.ts';
+import { actAsCaregiver } from './identity/caregiver.ts';
+import { IMPERSONATION_PREFIX, impersonationContext } from './identity/impersonation.ts';
+import { PUBLIC_PREFIX, type PipelineLimits } from './limits.ts';
+import { queryBudget, type Timeouts } from './timeouts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,6 +26,11 @@ declare module 'fastify' {
      * to read what to accept and to accept it.
      */
     consentExempt?: boolean;
+    /**
+     * A write that an impersonation token may make for the patient (editing its record or profile,
+     * filling a form): its audit entry carries action_context impersonation. Other writes are 403.
+     */
+    impersonable?: boolean;
   }
 }
 
@@ -30,7 +39,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface PipelineDeps extends IdentityDeps {
   db: Database;
   verifier: TokenVerifier;
-  apiLimiter: RateLimiter;
+  limits: PipelineLimits;
+  /** The statement time-out of a route's transactions (QUERY_TIMEOUT_MS, or LONG_OPERATION_TIMEOUT_MS). */
+  timeouts: Timeouts;
 }
 
 /**
@@ -66,6 +77,15 @@ function requestedOrganization(request: FastifyRequest): { requested: string | n
  */
 const CONSENT_EXEMPT_ROUTES = new Set(['GET /v1/me', 'PATCH /v1/me', 'GET /v1/me/clinics']);
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+const impersonationForbidden = () =>
+  new AppError(
+    403,
+    'impersonation_forbidden',
+    "This cannot be done while impersonating a patient (consents, signatures, bookings and account changes are the patient's own); do it as staff, where the clinic app records it as such.",
+  );
+
 /** The 412 of the re-consent gate: every missing purpose with the version to accept. */
 function consentRequired(missing: RequestContext['missingConsents']): AppError {
   const codes = missing.map((m) => (m.organization_id ? `${m.purpose_code} (organization ${m.organization_id})` : m.purpose_code));
@@ -78,8 +98,9 @@ function consentRequired(missing: RequestContext['missingConsents']): AppError {
 }
 
 /**
- * The request pipeline of architecture section 2, up to the route gate: per-IP limit at the entry of /v1,
- * authentication, just-in-time provisioning, the organization context and the re-consent gate.
+ * The request pipeline of architecture section 2, up to the route gate: per-IP limit at the entry of /v1
+ * (and the public routes' own), authentication, just-in-time provisioning, the organization context, the
+ * per-user limit and the re-consent gate.
  */
 export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void {
   app.addHook('onRoute', (route) => {
@@ -89,33 +110,50 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
   app.decorateRequest('ctx', null);
   app.decorateRequest('inTx', function <T>(this: FastifyRequest, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     if (!this.ctx) throw new Error('inTx on a route without a request context');
-    return deps.db.withScope(scopeOf(this.ctx), fn);
+    return deps.db.withScope({ ...scopeOf(this.ctx), statementTimeoutMs: queryBudget(this.routeOptions.config, deps.timeouts) }, fn);
   });
 
   app.addHook('onRequest', async (request, reply) => {
     // Decided on the route pattern, not the raw URL: the router decodes paths, so `/%761/me` or an
     // absolute-form URL reaches /v1 routes while the raw URL does not start with /v1/.
-    const underV1 = (request.routeOptions.url ?? request.url).startsWith('/v1/');
-    if (underV1) {
-      // Caps what an address can make us spend on token verification (spec 8, entry to /v1).
-      const decision = await deps.apiLimiter.consume(`ip:${request.ip}`);
-      reply.headers(rateLimitHeaders(decision));
-      if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
-    }
+    const path = request.routeOptions.url ?? request.url;
+    const underV1 = path.startsWith('/v1/');
+    // Caps what an address can make us spend on token verification (spec 8, entry to /v1).
+    if (underV1) await enforceLimit(deps.limits.entry, `ip:${request.ip}`, reply);
+    // Every public route, one budget per address (spec 8: 100 per minute); a route may add a stricter one.
+    if (path.startsWith(PUBLIC_PREFIX)) await enforceLimit(deps.limits.public, `ip:${request.ip}`, reply);
     if (request.is404 || request.routeOptions.config.public || !underV1) return;
     const rawToken = bearerToken(request.headers.authorization);
     if (!rawToken) throw errors.unauthorized();
-    // Verify before looking at headers: a caller without a valid token learns nothing but 401.
-    const token = await deps.verifier.verify(rawToken);
-    const { requested, header } = requestedOrganization(request);
-    request.ctx = await resolveContext(deps, {
-      token,
-      rawToken,
-      requestedOrgId: requested,
-      headerOrgId: header,
-      ip: request.ip,
-      log: request.log,
-    });
+    if (rawToken.startsWith(IMPERSONATION_PREFIX)) {
+      request.ctx = await impersonationContext(deps, rawToken, requestedOrganization(request).requested);
+      // Under impersonation a write is refused unless its route says it may be done for the patient
+      // (and then its audit entry says it was): never a consent, a signature or a booking unannounced.
+      if (!SAFE_METHODS.has(request.method) && !request.routeOptions.config.impersonable) throw impersonationForbidden();
+    } else {
+      // Verify before looking at headers: a caller without a valid token learns nothing but 401.
+      const token = await deps.verifier.verify(rawToken);
+      const { requested, header } = requestedOrganization(request);
+      request.ctx = await resolveContext(deps, {
+        token,
+        rawToken,
+        requestedOrgId: requested,
+        headerOrgId: header,
+        ip: request.ip,
+        log: request.log,
+      });
+      const actingFor = request.headers['x-patient-id'];
+      if (typeof actingFor === 'string') request.ctx = await actAsCaregiver(deps.db, request.ctx, actingFor);
+    }
+    // Per principal, whatever address it comes from (spec 8: 1,000 per minute per user).
+    await enforceLimit(deps.limits.user, `principal:${request.ctx.principalId}`, reply);
+    // Per organization and endpoint, counted only for callers with access to it: an outsider naming a
+    // clinic in X-Organization-ID must not spend that clinic's budget.
+    const ctx = request.ctx;
+    if (hasOrgAccess(ctx) && ctx.orgId !== null && ctx.orgId !== NIL_UUID) {
+      const route = `${request.method} ${request.routeOptions.url ?? request.url}`;
+      await enforceLimit(await deps.limits.tenant(ctx.orgId), `${ctx.orgId}:${route}`, reply);
+    }
     // Re-consent gate (spec 4.6 rule 3): computed by the context statement, so no extra round trip.
     if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt)
       throw consentRequired(request.ctx.missingConsents);

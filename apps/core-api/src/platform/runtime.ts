@@ -7,6 +7,7 @@ import { createJwtVerifier, createServiceLogger, type TokenVerifier } from '@cli
 import { Redis } from 'ioredis';
 import { createRemoteJWKSet } from 'jose';
 import type { Logger } from 'pino';
+import { type AccessLog, createAccessLog } from './access-log.ts';
 import type { Config } from '../config.ts';
 import { permissionCatalog } from './identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
@@ -28,6 +29,8 @@ export interface Runtime {
   /** Files (form attachments, replays, ...): a folder, or the bucket of ASSET_STORE=s3 (config.assetStore). */
   assets: AssetStore;
   lock: HeldLock | null;
+  /** Reads of patient data, stored in batches before each read is answered (platform/access-log.ts). */
+  accessLog: AccessLog;
   close(): Promise<void>;
 }
 
@@ -63,7 +66,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   let db = overrides.db;
   if (!db) {
     if (config.databaseUrl) {
-      db = await openPostgres({ connectionString: config.databaseUrl, max: config.databasePoolMax });
+      db = await openPostgres({
+        connectionString: config.databaseUrl,
+        max: config.databasePoolMax,
+        statementTimeoutMs: config.timeouts.queryMs,
+      });
     } else {
       lock = await acquireLock(config.dataDir);
       db = await openPglite(join(config.dataDir, 'pgdata'));
@@ -94,6 +101,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   const assets = createAssetStore(config.assetStore, assetsRoot);
   logger.debug({ assets: describeAssetStore(config.assetStore, assetsRoot) }, 'asset store');
   const database = db;
+  const accessLog = createAccessLog(database, logger);
   return {
     config,
     logger,
@@ -106,7 +114,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     secrets,
     assets,
     lock,
+    accessLog,
     async close() {
+      await accessLog.close();
       redis?.disconnect();
       if (!overrides.db) await database.close();
       await lock?.release();

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -15,6 +15,13 @@ export interface SecretBox {
   open(sealed: string): string;
   /** The id of the key a ciphertext was sealed with (for the re-encrypt command). */
   keyIdOf(sealed: string): string;
+  /**
+   * A 32-byte key for one purpose (`label`) derived from each master key with HKDF-SHA256, the current
+   * key's first: sign with the first, accept any (a rotation keeps links signed before it valid).
+   */
+  derive(label: string): Buffer[];
+  /** derive() with each key's master key id (for signatures that name their key, like audit checkpoints). */
+  derivedKeys(label: string): { id: string; key: Buffer }[];
 }
 
 export class SecretKeyError extends Error {}
@@ -74,8 +81,12 @@ export function createSecretBox(keys: MasterKey[]): SecretBox {
       return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
     },
     keyIdOf: (sealed) => parts(sealed)[1],
+    derive: (label) => keys.map((k) => hkdf(k.key, label)),
+    derivedKeys: (label) => keys.map((k) => ({ id: k.id, key: hkdf(k.key, label) })),
   };
 }
+
+const hkdf = (key: Buffer, label: string) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `clinic:${label}`, 32));
 
 let ephemeral: MasterKey | null = null;
 

@@ -35,4 +35,19 @@ export const entries: Fragment = {
       },
     },
   },
+  listAccessLogs: { row: adminOnly, request: { method: 'GET', path: '/v1/audit-logs/access', prepare: scoped } },
+  // Every signed-in person reads who read its own patient records (none for a caller with no record).
+  listMyAccessLog: {
+    row: {
+      admin: 200,
+      specialist: 200,
+      customer_support: 200,
+      patient: 200,
+      non_member: 200,
+      other_org_admin: 200,
+      superadmin: 200,
+      anonymous: 401,
+    },
+    request: { method: 'GET', path: '/v1/me/access-log' },
+  },
 };

@@ -6,6 +6,9 @@ import type { Fixture, Fragment } from './types.ts';
  * template: createExercise (in the organization named by X-Organization-ID) and setExerciseStatus are
  * 2xx for admin and superadmin, 403 for the rest. Reading is for any signed-in caller: row-level security
  * decides what they see (the platform library's published exercises are everyone's), so 200 for all.
+ * updateExercise, deleteExercise and bumpExerciseAssetVersion of a fresh exercise of the organization: like
+ * setExerciseStatus (exercises.manage_org: admin and superadmin; the rest 403 at the gate). propagateExercise
+ * (a platform exercise copied into organizations) is for superadmins only: 403 for every other caller.
  */
 const hex = () => randomBytes(5).toString('hex');
 const org = (f: Fixture) => ({ 'x-organization-id': f.orgId });
@@ -19,6 +22,18 @@ const freshExercise = async (f: Fixture) => {
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json().data.id as string;
 };
+
+/** exercises.manage_org at the organization in scope: admin and superadmin. */
+const manageRow = (status: number) => ({
+  admin: status,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: status,
+  anonymous: 401,
+});
 
 // prettier-ignore
 export const entries: Fragment = {
@@ -80,6 +95,47 @@ export const entries: Fragment = {
       method: 'PUT',
       path: '/v1/exercises/{id}/status',
       prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f), body: { status: 'published' } }),
+    },
+  },
+  updateExercise: {
+    row: manageRow(200),
+    request: {
+      method: 'PATCH',
+      path: '/v1/exercises/{id}',
+      prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f), body: { name: 'Renamed' } }),
+    },
+  },
+  deleteExercise: {
+    row: manageRow(204),
+    request: {
+      method: 'DELETE',
+      path: '/v1/exercises/{id}',
+      prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f) }),
+    },
+  },
+  bumpExerciseAssetVersion: {
+    row: manageRow(200),
+    request: {
+      method: 'POST',
+      path: '/v1/exercises/{id}/asset-version',
+      prepare: async (f) => ({ params: { id: await freshExercise(f) }, headers: org(f) }),
+    },
+  },
+  propagateExercise: {
+    row: {
+      admin: 403,
+      specialist: 403,
+      customer_support: 403,
+      patient: 403,
+      non_member: 403,
+      other_org_admin: 403,
+      superadmin: 200,
+      anonymous: 401,
+    },
+    request: {
+      method: 'POST',
+      path: '/v1/exercises/{id}/propagate',
+      prepare: async (f) => ({ params: { id: await squat(f) }, body: { organization_ids: [f.orgId] } }),
     },
   },
 };

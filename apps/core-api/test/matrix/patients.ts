@@ -73,6 +73,18 @@ export const entries: Fragment = {
       prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { first_name: `Name ${hex()}` } }),
     },
   },
+  getPatientProfile: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: { method: 'GET', path: '/v1/patients/{id}/profile', prepare: (f) => as(f, { params: { id: f.patientRecordId } }) },
+  },
+  updatePatientProfile: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: {
+      method: 'PUT',
+      path: '/v1/patients/{id}/profile',
+      prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { first_name: `Name ${hex()}`, city: 'Iași' } }),
+    },
+  },
   deletePatient: {
     row: row({ admin: 204, superadmin: 204 }),
     request: { method: 'DELETE', path: '/v1/patients/{id}', prepare: async (f) => as(f, { params: { id: await f.freshPatientRecord() } }) },
@@ -97,6 +109,81 @@ export const entries: Fragment = {
       method: 'PUT',
       path: '/v1/specialists/{id}',
       prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) }, body: { display_name: `Dr ${hex()}` } }),
+    },
+  },
+  // patients.impersonate: admin and customer_support (migration 0065); superadmins use break-glass.
+  impersonatePatient: {
+    row: row({ admin: 201, customer_support: 201 }),
+    request: {
+      method: 'POST',
+      path: '/v1/patients/{id}/impersonate',
+      prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { reason: 'Matrix: helping with the portal' } }),
+    },
+  },
+  // Only the staff member who started the session ends it: another staff member does not even see it
+  // (404), a superadmin sees it and is refused (403).
+  endImpersonation: {
+    row: row({ admin: 204, customer_support: 404 }),
+    request: {
+      method: 'DELETE',
+      path: '/v1/impersonation-sessions/{id}',
+      prepare: async (f) => {
+        const res = await f.t.call('POST', `/v1/patients/${f.patientRecordId}/impersonate`, {
+          token: f.tokens.admin,
+          org: f.orgId,
+          body: { reason: 'Matrix: a session to end' },
+        });
+        return as(f, { params: { id: res.json().data.id } });
+      },
+    },
+  },
+  // Caregivers: staff who read patients and the patient itself list them; staff with patients.update_org
+  // or the patient add them (the patient is the matrix's own record); removal by the same people.
+  listCaregivers: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: { method: 'GET', path: '/v1/patients/{id}/caregivers', prepare: (f) => as(f, { params: { id: f.patientRecordId } }) },
+  },
+  addCaregiver: {
+    row: row({ admin: 201, specialist: 201, customer_support: 201, patient: 201, superadmin: 201 }),
+    request: {
+      method: 'POST',
+      path: '/v1/patients/{id}/caregivers',
+      prepare: (f) => as(f, { params: { id: f.patientRecordId }, body: { email: uniqueEmail('matrix-caregiver') } }),
+    },
+  },
+  removeCaregiver: {
+    row: row({ admin: 204, specialist: 204, customer_support: 204, patient: 204, superadmin: 204 }),
+    request: {
+      method: 'DELETE',
+      path: '/v1/patients/{id}/caregivers/{linkId}',
+      prepare: async (f) => {
+        const res = await f.t.call('POST', `/v1/patients/${f.patientRecordId}/caregivers`, {
+          token: f.tokens.admin,
+          org: f.orgId,
+          body: { email: uniqueEmail('matrix-caregiver') },
+        });
+        return as(f, { params: { id: f.patientRecordId, linkId: res.json().data.id } });
+      },
+    },
+  },
+  listMyCaregiving: {
+    row: row({ admin: 200, specialist: 200, customer_support: 200, patient: 200, non_member: 200, other_org_admin: 200, superadmin: 200 }),
+    request: { method: 'GET', path: '/v1/me/caregiving' },
+  },
+  getSpecialistProfile: {
+    row: row({ ...staffRead, patient: 200 }),
+    request: {
+      method: 'GET',
+      path: '/v1/specialists/{id}/profile',
+      prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) } }),
+    },
+  },
+  updateSpecialistProfile: {
+    row: row({ admin: 200, superadmin: 200 }),
+    request: {
+      method: 'PUT',
+      path: '/v1/specialists/{id}/profile',
+      prepare: async (f) => as(f, { params: { id: await sharedSpecialist(f) }, body: { display_name: `Dr ${hex()}`, gender: 'female' } }),
     },
   },
   deleteSpecialist: {

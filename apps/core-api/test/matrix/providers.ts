@@ -1,17 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Fixture, Fragment, Row } from './types.ts';
+import { type Fixture, type Fragment, superadminOnly } from './types.ts';
 
 /* Operator surface (spec 2.11, 4.10): superadmin only. */
-const su = (ok: number): Row => ({
-  admin: 403,
-  specialist: 403,
-  customer_support: 403,
-  patient: 403,
-  non_member: 403,
-  other_org_admin: 403,
-  superadmin: ok,
-  anonymous: 401,
-});
+const su = superadminOnly;
 const BASE = '/v1/admin/platform-service-providers';
 const emailRow = async (f: Fixture) => ((await f.setup('GET', `${BASE}?capability=email`)) as Array<{ id: string }>)[0]!.id;
 const emailBody = () => ({

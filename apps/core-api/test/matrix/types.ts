@@ -23,6 +23,18 @@ export type Caller = (typeof CALLERS)[number];
 export type Expect = number | { status: number; todo: string };
 export type Row = Record<Caller, Expect>;
 
+/** The operator surface's row: a superadmin gets `ok`, every signed-in caller 403, no token 401. */
+export const superadminOnly = (ok: number): Row => ({
+  admin: 403,
+  specialist: 403,
+  customer_support: 403,
+  patient: 403,
+  non_member: 403,
+  other_org_admin: 403,
+  superadmin: ok,
+  anonymous: 401,
+});
+
 /** What the cells share: one organization under test, its callers, and resources that no cell destroys. */
 export interface Fixture {
   orgId: string;

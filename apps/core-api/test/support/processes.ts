@@ -1,5 +1,6 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import net from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: spawned entry points run from there, as `npm start` does. */
@@ -27,19 +28,60 @@ export async function servicePorts(): Promise<{ PORT: string; TELEMETRY_PORT: st
 }
 
 const live = new Set<ChildProcess>();
-// A test file that ends, fails or is stopped by the runner's time-out takes its processes with it:
-// a server left behind would hold its ports and data folder for the files that run after it.
-process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
+/** Kills each live child with the processes it started (ffmpeg, a worker): its whole process group. */
+function killAll(): void {
+  for (const child of live) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }
+}
+// A test file that ends, fails or is stopped (the runner's time-out, Ctrl-C) takes its processes with
+// it: a server left behind would hold its ports and data folder for the files that run after it.
+process.once('exit', killAll);
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(128 + (signal === 'SIGTERM' ? 15 : 2));
+  });
+}
 
-/** spawn() whose child is killed, if still running, when this test process exits. */
+/**
+ * spawn() whose child, and whatever the child starts, is killed if still running when this test process
+ * exits or is stopped. The child leads a process group of its own (`detached`), so one kill reaches them all.
+ */
 export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {
-  const child = spawn(command, args, options);
+  const child = spawn(command, args, { ...options, detached: true });
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
 }
+
+/**
+ * The worker (`apps/core-api/src/worker/main.ts`) as a process of its own, for the crash tests that kill it:
+ * with NODE_ENV test, the given settings, its stderr kept to report an unexpected exit, and its stdout shown
+ * when CRASH_TEST_LOGS is set (LOG_LEVEL debug then, warn otherwise).
+ */
+export function spawnWorkerProcess(env: Record<string, string | undefined>): ChildProcess {
+  const child = spawnTracked(process.execPath, ['--import', 'tsx', join(ROOT, 'apps/core-api/src/worker/main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE_ENV: 'test', LOG_LEVEL: process.env.CRASH_TEST_LOGS ? 'debug' : 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  if (process.env.CRASH_TEST_LOGS) child.stdout!.on('data', (c: Buffer) => process.stderr.write(c));
+  child.on('exit', (code, signal) => {
+    if (code && code !== 0 && signal === null) process.stderr.write(`worker exited ${code}: ${err}\n`);
+  });
+  return child;
+}
+
+/** Resolves once the child has exited (at once if it already has). */
+export const exited = (c: ChildProcess) =>
+  new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
 /** Stops a child (SIGTERM unless told otherwise) and resolves with its exit code once it is gone. */
 export function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {

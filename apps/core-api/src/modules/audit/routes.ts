@@ -1,15 +1,15 @@
 import { Readable } from 'node:stream';
 import { DataOf, errors, ListOf, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { stringify } from 'csv-stringify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { hasPermission, scopeOf } from '../../platform/identity/context.ts';
 import type { Runtime } from '../../platform/runtime.ts';
-import { AuditExportQuery, AuditListQuery, AuditLog } from './schemas.ts';
+import { listAccess, listMyAccess } from './access.ts';
+import { AccessEntry, AccessListQuery, AuditExportQuery, AuditListQuery, AuditLog, MyAccessListQuery } from './schemas.ts';
 import { CSV_COLUMNS, csvRecord, exportAuditRows, getAuditLog, listAuditLogs, parseAuditFilter } from './service.ts';
-import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
+import { actorOf, contextOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(401, 403, 404, 422, 429);
 const tags = ['audit'];
@@ -42,7 +42,7 @@ const trailOf = (request: FastifyRequest): string | null => (contextOf(request).
 
 /** GET /v1/audit-logs, /{id} and /export (spec 4.5, 2.7 audit_log.view_org, export.csv). */
 export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.get(
     '/v1/audit-logs',
@@ -50,13 +50,11 @@ export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [auditGate('audit_log.view_org')],
       schema: {
         operationId: 'listAuditLogs',
-        tags,
         summary: "List the organization's audit log",
         description:
           'Needs audit_log.view_org in the organization in scope. Filters: actor_user_id, action, entity_type, entity_id, action_context, break_glass_id, created_at_after/_before. Sort: created_at, action (newest first by default). Entries written under a break-glass session carry action_context break_glass.',
-        security: bearer,
         querystring: AuditListQuery,
-        response: { 200: ListOf(AuditLog), ...errorResponses },
+        response: { 200: ListOf(AuditLog) },
       },
     },
     async (request) => request.inTx((tx) => listAuditLogs(tx, trailOf(request), request.query)),
@@ -68,12 +66,10 @@ export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [auditGate('export.csv', 'audit_log.view_org')],
       schema: {
         operationId: 'exportAuditLogs',
-        tags,
         summary: 'Export the audit log as CSV (streamed)',
         description: `Needs export.csv and audit_log.view_org. Same filters as the list; newest first; every matching row, streamed. Columns: ${CSV_COLUMNS.join(', ')}. Cells that a spreadsheet would run as a formula are escaped. The export itself is audited.`,
-        security: bearer,
         querystring: AuditExportQuery,
-        response: { 200: Type.Unsafe<Readable>({ type: 'string', description: 'text/csv attachment' }), ...errorResponses },
+        response: { 200: Type.Unsafe<Readable>({ type: 'string', description: 'text/csv attachment' }) },
       },
     },
     async (request, reply) => {
@@ -81,14 +77,7 @@ export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
       const orgId = trailOf(request);
       const filter = parseAuditFilter(orgId, request.query);
       await request.inTx((tx) =>
-        insertAudit(tx, {
-          organizationId: orgId,
-          actorUserId: ctx.principalId,
-          action: 'audit_log.exported',
-          entityType: 'audit_log',
-          data: { filters: request.query },
-          ip: request.ip,
-        }),
+        recordChange(tx, actorOf(request), 'audit_log.exported', { type: 'audit_log', organizationId: orgId }, { filters: request.query }),
       );
       const records = Readable.from(
         (async function* () {
@@ -116,14 +105,53 @@ export function auditLogRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [auditGate('audit_log.view_org')],
       schema: {
         operationId: 'getAuditLog',
-        tags,
         summary: 'Read one audit entry',
         description: 'Needs audit_log.view_org; entries of other organizations are 404.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
-        response: { 200: DataOf(AuditLog), ...errorResponses },
+        response: { 200: DataOf(AuditLog) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => getAuditLog(tx, trailOf(request), request.params.id.toLowerCase())) }),
+  );
+
+  r.get(
+    '/v1/audit-logs/access',
+    {
+      onRequest: [auditGate('audit_log.view_org')],
+      schema: {
+        operationId: 'listAccessLogs',
+        summary: 'Reads of patient data in the organization (who read whose records)',
+        description:
+          'Needs audit_log.view_org. One entry per read of patient records, profiles, forms, files or consents by staff, caregivers or under impersonation (a patient reading its own data is not listed). Filters: patient_id, actor_user_id, action, action_context, occurred_at_after/_before. Sort: occurred_at, action (newest first).',
+        querystring: AccessListQuery,
+        response: { 200: ListOf(AccessEntry) },
+      },
+    },
+    async (request) => {
+      const orgId = trailOf(request);
+      if (!orgId) throw errors.validation({ 'X-Organization-ID': 'required: name the organization whose reads to list' });
+      return request.inTx((tx) => listAccess(tx, orgId, request.query));
+    },
+  );
+
+  r.get(
+    '/v1/me/access-log',
+    {
+      config: { consentExempt: true },
+      schema: {
+        operationId: 'listMyAccessLog',
+        tags: ['me'],
+        summary: 'Who read my patient records',
+        description:
+          "Any signed-in person: the reads of its own patient records by staff, caregivers or under impersonation, at every clinic (or the one in X-Organization-ID). Without the readers' addresses.",
+        querystring: MyAccessListQuery,
+        response: { 200: ListOf(AccessEntry) },
+      },
+    },
+    async (request) => {
+      const ctx = contextOf(request);
+      const orgId = request.headers['x-organization-id'] ? ctx.orgId : null;
+      return request.inTx((tx) => listMyAccess(tx, orgId, request.query));
+    },
   );
 }

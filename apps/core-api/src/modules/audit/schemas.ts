@@ -36,3 +36,39 @@ export const AuditFilterQuery = {
 
 export const AuditListQuery = ListQueryWith({ sort: SortParam(AUDIT_SORT), ...AuditFilterQuery });
 export const AuditExportQuery = Type.Object(AuditFilterQuery);
+
+export const ACCESS_SORT = { occurred_at: 'occurred_at', action: 'action' } as const;
+export const MY_ACCESS_SORT = { occurred_at: 'occurred_at' } as const;
+
+/** One read of patient data (migration 0064). */
+export const AccessEntry = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    occurred_at: Timestamp,
+    actor_user_id: nullable(Uuid),
+    patient_ids: Type.Array(Uuid, { description: 'Whose data: one patient record, or the patients of a listed page.' }),
+    action: Type.String({
+      description:
+        'patient.read, patient.listed, patient_profile.read, form.read, form.listed, form_file.read, form_file.listed, consents.read, impersonation.request',
+    }),
+    target_id: nullable(Uuid),
+    action_context: nullable(Type.String({ description: 'impersonation, break_glass or caregiver.' })),
+    context_id: nullable(Uuid),
+    method: nullable(Type.String()),
+    route: nullable(Type.String({ description: 'The route pattern of the request (impersonation.request names what was done).' })),
+    request_id: Type.Optional(nullable(Type.String())),
+    ip: Type.Optional(nullable(Type.String())),
+  },
+  { $id: 'AccessEntry' },
+);
+
+export const AccessListQuery = ListQueryWith({
+  sort: SortParam(ACCESS_SORT),
+  patient_id: Type.Optional(Type.String({ description: 'Reads that touched this patient record (uuid).' })),
+  actor_user_id: Type.Optional(Type.String({ description: 'Reads by this user (uuid).' })),
+  action: Type.Optional(Type.String()),
+  action_context: Type.Optional(Type.String({ description: 'impersonation, break_glass or caregiver.' })),
+  ...DateRangeQuery('occurred_at'),
+});
+export const MyAccessListQuery = ListQueryWith({ sort: SortParam(MY_ACCESS_SORT) });

@@ -1,17 +1,16 @@
 import { createRateLimiter, DataOf, errors, rateLimitHeaders } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { BreakGlassSession, OpenSessionBody } from './schemas.ts';
 import { openSession } from './service.ts';
-import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
+import { contextOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 
 /** POST /v1/break-glass/sessions (spec 3.4, 4.7). */
 export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags: ['console'], errors: errorResponses });
   const { config } = rt;
   // Per superadmin, shared by every instance through Redis when there is one (architecture section 1).
   const limiter = createRateLimiter({
@@ -33,13 +32,11 @@ export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
       },
       schema: {
         operationId: 'openBreakGlassSession',
-        tags: ['console'],
         summary: 'Open a break-glass session (superadmin)',
         description:
           "Elevates the caller for one organization and one scope, default 60 minutes, at most 240. Audit-logged in the organization's own trail; rate-limited per superadmin (BREAK_GLASS_RATE_LIMIT per BREAK_GLASS_RATE_WINDOW). Honours Idempotency-Key.",
-        security: bearer,
         body: OpenSessionBody,
-        response: { 201: DataOf(BreakGlassSession), ...errorResponses },
+        response: { 201: DataOf(BreakGlassSession) },
       },
     },
     async (request, reply) => {

@@ -1,12 +1,9 @@
 import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
-import type { FastifyRequest } from 'fastify';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { insertSession, organizationExists, type SessionRow } from './queries.ts';
 import { DEFAULT_MINUTES, MAX_MINUTES, REASON_CATEGORIES, type BreakGlassScope } from './schemas.ts';
-import { contextOf } from '../../platform/route.ts';
-import { sessionOf } from '../../platform/gates.ts';
 
 export interface OpenSessionInput {
   organization_id: string;
@@ -69,44 +66,38 @@ export async function openSession(tx: Queryable, actor: Actor, input: OpenSessio
     minutes: input.expires_in_minutes ?? DEFAULT_MINUTES,
   });
   // In the organization's trail, so its administrators see who opened access to their data and why.
-  await insertAudit(tx, {
-    organizationId: session.organization_id,
-    actorUserId: actor.ctx.principalId,
-    action: 'break_glass.opened',
-    entityType: 'break_glass_session',
-    entityId: session.id,
-    actionContext: 'break_glass',
-    breakGlassId: session.id,
-    data: {
+  await recordChange(
+    tx,
+    actor,
+    'break_glass.opened',
+    { type: 'break_glass_session', id: session.id, organizationId: session.organization_id },
+    {
       scope: session.scope,
       reason_category: session.reason_category,
       reason_text: session.reason_text,
       reason_ref: session.reason_ref,
       expires_at: session.expires_at,
     },
-    ip: actor.ip,
-  });
+    { actionContext: 'break_glass', breakGlassId: session.id },
+  );
   return session;
 }
 
 /** The audit entry of an action taken under a session (spec 6.2: action_context break_glass + break_glass_id). */
 export function auditUnderSession(
   tx: Queryable,
-  request: FastifyRequest,
+  actor: Actor,
+  session: SessionRow,
   action: string,
   entity: { type: string; id?: string | null },
   data: Record<string, unknown> = {},
 ): Promise<void> {
-  const session = sessionOf(request);
-  return insertAudit(tx, {
-    organizationId: session.organization_id,
-    actorUserId: contextOf(request).principalId,
+  return recordChange(
+    tx,
+    actor,
     action,
-    entityType: entity.type,
-    entityId: entity.id ?? null,
-    actionContext: 'break_glass',
-    breakGlassId: session.id,
-    data: { scope: session.scope, ...data },
-    ip: request.ip,
-  });
+    { ...entity, organizationId: session.organization_id },
+    { scope: session.scope, ...data },
+    { actionContext: 'break_glass', breakGlassId: session.id },
+  );
 }

@@ -13,6 +13,8 @@ export interface PurposeRow {
   legal_basis: string;
   withdrawable: boolean;
   required: boolean;
+  /** The organization that created it (treatment_specific_* purposes), whose alone it is; null: the platform's. */
+  organization_id: string | null;
 }
 
 export interface VersionRow {
@@ -42,7 +44,7 @@ export interface LedgerRow {
   created_at: Date;
 }
 
-const PURPOSE_COLUMNS = 'code, scope, name, description, legal_basis, withdrawable, required';
+const PURPOSE_COLUMNS = 'code, scope, name, description, legal_basis, withdrawable, required, organization_id';
 const VERSION_COLUMNS = 'id, purpose_code, organization_id, version, body_translations, published_at, published_by_principal_id';
 const LEDGER_COLUMNS =
   'id, organization_id, patient_profile_id, purpose_code, purpose_version, source, source_form_id, granted_at, ' +
@@ -51,6 +53,26 @@ const LEDGER_COLUMNS =
 export async function listPurposes(tx: Queryable): Promise<PurposeRow[]> {
   const { rows } = await tx.query<PurposeRow>(`select ${PURPOSE_COLUMNS} from consent_purposes order by scope desc, code`);
   return rows;
+}
+
+/** An organization's own purpose (spec 2.8 treatment_specific_*): consent-based, organization-scope, never required. */
+export async function insertOrgPurpose(
+  tx: Queryable,
+  orgId: string,
+  p: { code: string; name: string; description: string },
+): Promise<PurposeRow> {
+  try {
+    const { rows } = await tx.query<PurposeRow>(
+      `insert into consent_purposes (code, scope, name, description, legal_basis, required, organization_id)
+       values ($1, 'org', $2, $3, 'consent', false, $4) returning ${PURPOSE_COLUMNS}`,
+      [p.code, p.name, p.description, orgId],
+    );
+    return rows[0]!;
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw errors.conflict('purpose_code_taken', `A consent purpose with the code ${p.code} exists; codes are unique platform-wide.`);
+    throw err;
+  }
 }
 
 export async function findPurpose(tx: Queryable, code: string): Promise<PurposeRow | null> {
@@ -204,6 +226,19 @@ export async function patientOrgIds(tx: Queryable, userId: string): Promise<stri
   return rows.map((r) => r.organization_id);
 }
 
+/** 409 of every path that makes a patient at a clinic without its own published privacy notice (spec 4.6 rule 5). */
+export const privacyNoticeMissing = () =>
+  errors.conflict(
+    'privacy_notice_missing',
+    'This clinic has not published its privacy notice (org_privacy_notice) yet, so it cannot take patients; the clinic publishes it with POST /v1/organizations/{id}/consent-purposes/org_privacy_notice/versions.',
+  );
+
+/** Whether the organization may take patients: it has published its own org_privacy_notice (migration 0062). */
+export async function orgAcceptsPatients(tx: Queryable, orgId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ ok: boolean }>('select app.org_accepts_patients($1) as ok', [orgId]);
+  return rows[0]!.ok;
+}
+
 /** See app.onboard_patient: the caller's patients row at the organization, created or revived. */
 export async function onboardPatientRow(
   tx: Queryable,
@@ -218,12 +253,7 @@ export async function onboardPatientRow(
   } catch (err) {
     const message = err instanceof Error ? err.message : '';
     if (message.includes('organization_not_found')) throw errors.organizationNotFound();
-    if (message.includes('privacy_notice_missing')) {
-      throw errors.conflict(
-        'privacy_notice_missing',
-        'This clinic has not published its privacy notice (org_privacy_notice) yet, so it cannot onboard patients; ask the clinic to publish it.',
-      );
-    }
+    if (message.includes('privacy_notice_missing')) throw privacyNoticeMissing();
     throw err;
   }
 }

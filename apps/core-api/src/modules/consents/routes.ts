@@ -1,5 +1,4 @@
 import { DataOf, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, requireSuperadmin } from '../../platform/gates.ts';
@@ -8,6 +7,7 @@ import {
   ConsentGroup,
   ConsentPurpose,
   ConsentRow,
+  CreateOrgPurposeBody,
   GrantBody,
   OnboardBody,
   OnboardResult,
@@ -22,6 +22,7 @@ import {
 } from './schemas.ts';
 import {
   consentCatalog,
+  createOrgPurpose,
   grantMine,
   myConsents,
   onboardPatient,
@@ -31,7 +32,7 @@ import {
   staffWithdraw,
   withdrawMine,
 } from './service.ts';
-import { actorOf, bearer, contextOf, errorSchemas } from '../../platform/route.ts';
+import { actorOf, contextOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 412, 429);
 const tags = ['consents'];
@@ -39,7 +40,7 @@ const tags = ['consents'];
 /** Consent purposes, versions and the ledger (spec 2.8, 3.2, 4.6). */
 export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.get(
     '/v1/consent-purposes',
@@ -47,15 +48,13 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true },
       schema: {
         operationId: 'listConsentPurposes',
-        tags,
         summary: 'The consent purpose catalog with the latest texts to render',
         description:
           'Every purpose with its latest platform version and, when an organization is in scope (X-Organization-ID), ' +
           "that clinic's latest override; `latest` is the one to show and accept. Any signed-in caller, reachable while " +
           'consents are missing (412 elsewhere). `published_by_principal_id` is shown to those who run a text (the ' +
           "clinic's staff for its overrides, superadmins for platform texts) and is null for everyone else.",
-        security: bearer,
-        response: { 200: Type.Object({ data: Type.Array(ConsentPurpose) }), ...errorResponses },
+        response: { 200: Type.Object({ data: Type.Array(ConsentPurpose) }) },
       },
     },
     async (request) => {
@@ -72,15 +71,13 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requirePermission('consents.manage')],
       schema: {
         operationId: 'publishOrgConsentVersion',
-        tags,
         summary: "Publish the clinic's next version of an organization-scope purpose",
         description:
           'Needs consents.manage. 409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. ' +
           'The number continues from the highest platform or clinic version. Honours Idempotency-Key.',
-        security: bearer,
         params: OrgPurposeParams,
         body: PublishVersionBody,
-        response: { 201: DataOf(PurposeVersion), ...errorResponses },
+        response: { 201: DataOf(PurposeVersion) },
       },
     },
     async (request, reply) => {
@@ -92,20 +89,42 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
   );
 
   r.post(
+    '/v1/organizations/:id/consent-purposes',
+    {
+      config: { orgParam: 'id', idempotent: true },
+      onRequest: [requirePermission('consents.manage')],
+      schema: {
+        operationId: 'createOrgConsentPurpose',
+        summary: "Create one of the clinic's own treatment_specific_* consent purposes",
+        description:
+          'Needs consents.manage. The purpose rests on consent, is organization-scope and never required; it belongs to this ' +
+          'clinic alone (its texts and grants are there), and its treatment plans may require it. Publish its text with ' +
+          'publishOrgConsentVersion. 409 purpose_code_taken (codes are unique platform-wide). Honours Idempotency-Key.',
+        params: Type.Object({ id: Uuid }),
+        body: CreateOrgPurposeBody,
+        response: { 201: DataOf(ConsentPurpose) },
+      },
+    },
+    async (request, reply) => {
+      const actor = actorOf(request);
+      const row = await request.inTx((tx) => createOrgPurpose(tx, actor, request.params.id.toLowerCase(), request.body));
+      return reply.status(201).send({ data: row });
+    },
+  );
+
+  r.post(
     '/v1/admin/consent-purposes/:code/versions',
     {
       config: { idempotent: true },
       onRequest: [requireSuperadmin()],
       schema: {
         operationId: 'publishPlatformConsentVersion',
-        tags,
         summary: 'Publish the next platform default version of a purpose (superadmin)',
         description:
           'Superadmins only. Publishing a new version of a required purpose makes every caller accept it again (412 consent_required).',
-        security: bearer,
         params: PurposeParams,
         body: PublishVersionBody,
-        response: { 201: DataOf(PurposeVersion), ...errorResponses },
+        response: { 201: DataOf(PurposeVersion) },
       },
     },
     async (request, reply) => {
@@ -121,13 +140,11 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true },
       schema: {
         operationId: 'listMyConsents',
-        tags,
         summary: "The caller's consents, grouped by organization and purpose",
         description:
           'Platform-scope purposes, the organization-scope purposes of every clinic where the caller is a patient, and any ' +
           'other (organization, purpose) the caller has rows for. `current` is the latest active row (null when none).',
-        security: bearer,
-        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }), ...errorResponses },
+        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }) },
       },
     },
     async (request) => {
@@ -142,14 +159,12 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'grantMyConsents',
-        tags,
         summary: 'Grant consents (the caller for itself); the batch is atomic',
         description:
           '201 with the inserted rows. purpose_version must be the latest published version (400 validation_error otherwise). ' +
           'source_form_id only with source form. Organization grants need the caller to be a patient there (403).',
-        security: bearer,
         body: GrantBody,
-        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }), ...errorResponses },
+        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }) },
       },
     },
     async (request, reply) => {
@@ -163,17 +178,15 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/me/consents/:id/withdraw',
     {
-      config: { consentExempt: true },
+      config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'withdrawMyConsent',
-        tags,
         summary: "Withdraw one of the caller's active consents",
         description:
           '409 not_withdrawable when the purpose does not rest on consent; 404 not_found when no active row of the caller has this id.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         body: WithdrawBody,
-        response: { 200: DataOf(ConsentRow), ...errorResponses },
+        response: { 200: DataOf(ConsentRow) },
       },
     },
     async (request) => {
@@ -190,15 +203,13 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'onboardPatient',
-        tags,
         summary: 'Become a patient of a clinic, with the initial consents, in one transaction',
         description:
           '409 privacy_notice_missing when the clinic has not published its own org_privacy_notice. The grants must accept the ' +
           "latest version of the clinic's required purposes (400 validation_error otherwise). A soft-deleted patient record is " +
           'revived; an existing one is kept (patient_status tells which). Honours Idempotency-Key.',
-        security: bearer,
         body: OnboardBody,
-        response: { 201: DataOf(OnboardResult), ...errorResponses },
+        response: { 201: DataOf(OnboardResult) },
       },
     },
     async (request, reply) => {
@@ -217,18 +228,18 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requirePermission('consents.view_org')],
       schema: {
         operationId: 'listPatientConsents',
-        tags,
         summary: "A patient's consents at the organization (staff)",
         description:
           'Needs consents.view_org. Same shape as GET /v1/me/consents, limited to the organization. patient_id is the patient record id.',
-        security: bearer,
         params: PatientParams,
-        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }), ...errorResponses },
+        response: { 200: Type.Object({ data: Type.Array(ConsentGroup) }) },
       },
     },
     async (request) => {
       const { org_id, patient_id } = request.params;
-      return { data: await request.inTx((tx) => patientConsents(tx, org_id.toLowerCase(), patient_id.toLowerCase())) };
+      const data = await request.inTx((tx) => patientConsents(tx, org_id.toLowerCase(), patient_id.toLowerCase()));
+      request.logAccess({ action: 'consents.read', patientIds: [patient_id.toLowerCase()] });
+      return { data };
     },
   );
 
@@ -239,13 +250,11 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requirePermission('consents.manage')],
       schema: {
         operationId: 'grantPatientConsents',
-        tags,
         summary: 'Record consents on behalf of a patient (staff); source staff_action',
         description: 'Needs consents.manage. Organization-scope purposes at this organization only; atomic; audit-logged.',
-        security: bearer,
         params: PatientParams,
         body: StaffGrantBody,
-        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }), ...errorResponses },
+        response: { 201: Type.Object({ data: Type.Array(ConsentRow) }) },
       },
     },
     async (request, reply) => {
@@ -260,17 +269,15 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/organizations/:org_id/patients/:patient_id/consents/:id/withdraw',
     {
-      config: { orgParam: 'org_id' },
+      config: { orgParam: 'org_id', idempotent: true },
       onRequest: [requirePermission('consents.manage')],
       schema: {
         operationId: 'withdrawPatientConsent',
-        tags,
         summary: "Withdraw a patient's consent (staff)",
         description: 'Needs consents.manage. 409 not_withdrawable; 404 not_found when no active row of this patient here has this id.',
-        security: bearer,
         params: PatientConsentParams,
         body: WithdrawBody,
-        response: { 200: DataOf(ConsentRow), ...errorResponses },
+        response: { 200: DataOf(ConsentRow) },
       },
     },
     async (request) => {

@@ -28,6 +28,10 @@ export const ConsentPurpose = Type.Object(
     legal_basis: Type.String(),
     withdrawable: Type.Boolean({ description: 'True iff legal_basis is consent.' }),
     required: Type.Boolean({ description: 'Asked for by the re-consent gate (412) once a version is published.' }),
+    organization_id: nullable(Uuid, {
+      description:
+        "The organization that created the purpose (its own treatment_specific_* purposes), whose alone it is; null: the platform's.",
+    }),
     platform_version: nullable(PurposeVersion),
     organization_version: nullable(PurposeVersion),
     latest: nullable(PurposeVersion),
@@ -45,6 +49,19 @@ export const PublishVersionBody = Type.Object(
 );
 
 export const PurposeParams = Type.Object({ code: PurposeCode });
+export const CreateOrgPurposeBody = Type.Object(
+  {
+    code: Type.String({
+      pattern: '^treatment_specific_[a-z0-9_]+$',
+      maxLength: 63,
+      description: 'treatment_specific_<name>: unique platform-wide.',
+      examples: ['treatment_specific_knee_rehab'],
+    }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.String({ minLength: 1, maxLength: 2000 }),
+  },
+  { additionalProperties: false },
+);
 export const OrgPurposeParams = Type.Object({ id: Uuid, code: PurposeCode });
 
 export const ConsentRow = Type.Object(

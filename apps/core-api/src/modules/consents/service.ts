@@ -9,6 +9,7 @@ import {
   findPurpose,
   highestVersion,
   insertLedgerRow,
+  insertOrgPurpose,
   insertVersion,
   latestVersions,
   ledgerRows,
@@ -96,6 +97,8 @@ export async function publishVersion(
   if (orgId && purpose.scope !== 'org') {
     throw errors.conflict('purpose_not_overridable', `${code} is a platform-scope purpose: only the platform publishes its text.`);
   }
+  if (purpose.organization_id && purpose.organization_id !== orgId)
+    throw errors.conflict('purpose_of_organization', `${code} belongs to one organization: only that organization publishes its text.`);
   await lockPurpose(tx, code);
   const version = (await highestVersion(tx, code, orgId)) + 1;
   const row = await insertVersion(tx, { purposeCode: code, orgId, version, bodies: texts, by: actor.ctx.principalId });
@@ -107,6 +110,36 @@ export async function publishVersion(
     { purpose_code: code, version, languages: Object.keys(texts).sort() },
   );
   return row;
+}
+
+/**
+ * POST /v1/organizations/{id}/consent-purposes: an organization's own treatment_specific_* purpose (spec 2.8),
+ * which its treatment plans can require. It rests on consent, is never required by the re-consent gate, and is
+ * that organization's alone (its texts and grants are there: migration 0082). Its text is published with
+ * publishOrgConsentVersion like any clinic override.
+ */
+export async function createOrgPurpose(
+  tx: Queryable,
+  actor: Actor,
+  orgId: string,
+  body: { code: string; name: string; description: string },
+) {
+  const name = body.name.trim();
+  const description = body.description.trim();
+  if (!name || !description)
+    throw errors.validation({
+      ...(name ? {} : { name: 'must not be blank' }),
+      ...(description ? {} : { description: 'must not be blank' }),
+    });
+  const row = await insertOrgPurpose(tx, orgId, { code: body.code, name, description });
+  await recordChange(
+    tx,
+    actor,
+    'consent_purpose.created',
+    { type: 'consent_purpose', id: null, organizationId: orgId },
+    { code: row.code, name },
+  );
+  return { ...row, platform_version: null, organization_version: null, latest: null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,6 +208,8 @@ async function grant(
     if (purpose.scope === 'org' && g.organization_id === null)
       at('organization_id', `${g.purpose_code} is organization-scope: name the organization`);
     if (opts.onlyOrg && g.organization_id !== opts.onlyOrg) at('organization_id', 'must be the organization of the path');
+    if (purpose.organization_id && g.organization_id !== purpose.organization_id)
+      at('organization_id', `${g.purpose_code} belongs to another organization`);
     const key = `${g.organization_id ?? '-'}:${g.purpose_code}`;
     if (seen.has(key)) at('purpose_code', 'granted twice in this batch');
     seen.add(key);
@@ -257,7 +292,9 @@ export async function myConsents(tx: Queryable, actor: Actor): Promise<ConsentGr
   const me = actor.ctx.principalId;
   const [purposes, orgIds, rows] = await Promise.all([listPurposes(tx), patientOrgIds(tx, me), ledgerRows(tx, me)]);
   const keys = purposes.flatMap((p): { orgId: string | null; code: string }[] =>
-    p.scope === 'platform' ? [{ orgId: null, code: p.code }] : orgIds.map((orgId) => ({ orgId, code: p.code })),
+    p.scope === 'platform'
+      ? [{ orgId: null, code: p.code }]
+      : orgIds.filter((orgId) => p.organization_id === null || p.organization_id === orgId).map((orgId) => ({ orgId, code: p.code })),
   );
   return group(purposes, keys, rows);
 }
@@ -283,7 +320,9 @@ async function personOf(tx: Queryable, patientId: string): Promise<string> {
 export async function patientConsents(tx: Queryable, orgId: string, patientId: string): Promise<ConsentGroup[]> {
   const userId = await personOf(tx, patientId);
   const [purposes, rows] = await Promise.all([listPurposes(tx), ledgerRows(tx, userId, orgId)]);
-  const keys = purposes.filter((p) => p.scope === 'org').map((p) => ({ orgId, code: p.code }));
+  const keys = purposes
+    .filter((p) => p.scope === 'org' && (p.organization_id === null || p.organization_id === orgId))
+    .map((p) => ({ orgId, code: p.code }));
   return group(purposes, keys, rows);
 }
 

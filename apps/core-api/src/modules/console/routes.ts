@@ -1,14 +1,13 @@
 import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Timestamp, Uuid, nullable } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { AuditListQuery, AuditLog } from '../audit/schemas.ts';
 import { listAuditLogs } from '../audit/service.ts';
 import { auditUnderSession } from '../break-glass/service.ts';
-import { requireBreakGlass } from '../../platform/gates.ts';
+import { requireBreakGlass, sessionOf } from '../../platform/gates.ts';
 import { findPatient, listMembers, listPatients, lookupUser } from './queries.ts';
-import { bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(401, 403, 404, 410, 422, 429);
 const tags = ['console'];
@@ -49,7 +48,7 @@ const PageQuery = Type.Object({ page: Type.Optional(Type.String()), limit: Type.
 /** Identifiable cross-tenant data for superadmins, each route behind its break-glass scope (spec 4.7). */
 export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
   const config = { orgParam: 'org_id' };
 
   r.get(
@@ -59,13 +58,11 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireBreakGlass('patient_list')],
       schema: {
         operationId: 'consoleListPatients',
-        tags,
         summary: "List an organization's patients (break-glass: patient_list)",
         description: gateDoc,
-        security: bearer,
         params: OrgParams,
         querystring: PageQuery,
-        response: { 200: ListOf(Patient), ...errorResponses },
+        response: { 200: ListOf(Patient) },
       },
     },
     async (request) =>
@@ -74,7 +71,8 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
         const { rows, total } = await listPatients(tx, request.params.org_id, page);
         await auditUnderSession(
           tx,
-          request,
+          actorOf(request),
+          sessionOf(request),
           'console.patients_listed',
           { type: 'organization', id: request.params.org_id },
           { page: page.page, count: rows.length },
@@ -90,19 +88,17 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireBreakGlass('patient_detail')],
       schema: {
         operationId: 'consoleGetPatient',
-        tags,
         summary: 'Read one patient (break-glass: patient_detail)',
         description: gateDoc,
-        security: bearer,
         params: Type.Object({ org_id: Uuid, patient_id: Uuid }),
-        response: { 200: DataOf(PatientDetail), ...errorResponses },
+        response: { 200: DataOf(PatientDetail) },
       },
     },
     async (request) =>
       request.inTx(async (tx) => {
         const row = await findPatient(tx, request.params.org_id, request.params.patient_id.toLowerCase());
         if (!row) throw errors.notFound('No patient with this id in this organization.');
-        await auditUnderSession(tx, request, 'console.patient_viewed', { type: 'patient', id: row.id });
+        await auditUnderSession(tx, actorOf(request), sessionOf(request), 'console.patient_viewed', { type: 'patient', id: row.id });
         return { data: row };
       }),
   );
@@ -114,13 +110,11 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireBreakGlass('audit_full')],
       schema: {
         operationId: 'consoleListAuditLogs',
-        tags,
         summary: "Read an organization's full audit log (break-glass: audit_full)",
         description: `${gateDoc} Same filters and sort as GET /v1/audit-logs.`,
-        security: bearer,
         params: OrgParams,
         querystring: AuditListQuery,
-        response: { 200: ListOf(AuditLog), ...errorResponses },
+        response: { 200: ListOf(AuditLog) },
       },
     },
     async (request) =>
@@ -128,7 +122,8 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
         const list = await listAuditLogs(tx, request.params.org_id, request.query);
         await auditUnderSession(
           tx,
-          request,
+          actorOf(request),
+          sessionOf(request),
           'console.audit_log_viewed',
           { type: 'organization', id: request.params.org_id },
           { query: request.query },
@@ -144,13 +139,11 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireBreakGlass('org_management')],
       schema: {
         operationId: 'consoleListMembers',
-        tags,
         summary: "List an organization's staff (break-glass: org_management)",
         description: gateDoc,
-        security: bearer,
         params: OrgParams,
         querystring: PageQuery,
-        response: { 200: ListOf(Member), ...errorResponses },
+        response: { 200: ListOf(Member) },
       },
     },
     async (request) =>
@@ -159,7 +152,8 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
         const { rows, total } = await listMembers(tx, request.params.org_id, page);
         await auditUnderSession(
           tx,
-          request,
+          actorOf(request),
+          sessionOf(request),
           'console.members_listed',
           { type: 'organization', id: request.params.org_id },
           { page: page.page, count: rows.length },
@@ -175,13 +169,11 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireBreakGlass('cross_org_lookup')],
       schema: {
         operationId: 'consoleLookupUser',
-        tags,
         summary: 'Which organizations a person of this organization belongs to (break-glass: cross_org_lookup)',
         description: `${gateDoc} The email must belong to staff or a patient of the path's organization (404 otherwise); the answer lists every organization the person is tied to.`,
-        security: bearer,
         params: OrgParams,
         querystring: Type.Object({ email: Type.String({ minLength: 3, maxLength: 320 }) }),
-        response: { 200: DataOf(Lookup), ...errorResponses, 400: ErrorResponse },
+        response: { 200: DataOf(Lookup), 400: ErrorResponse },
       },
     },
     async (request) =>
@@ -190,7 +182,8 @@ export function consoleRoutes(app: FastifyInstance, rt: Runtime): void {
         if (!found) throw errors.notFound('No staff member or patient of this organization has this email.');
         await auditUnderSession(
           tx,
-          request,
+          actorOf(request),
+          sessionOf(request),
           'console.user_looked_up',
           { type: 'user', id: found.user_id },
           { organizations: found.affiliations.length },

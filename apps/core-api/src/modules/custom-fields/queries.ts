@@ -1,5 +1,6 @@
-import { isUniqueViolation, type Queryable } from '@clinic/db';
+import { isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+import { versionQueries } from '../../platform/versioned/queries.ts';
 import type { EntityType, FieldDefinition } from './definition.ts';
 
 export interface CustomFieldRow extends FieldDefinition {
@@ -14,11 +15,13 @@ export interface CustomFieldRow extends FieldDefinition {
   updated_at: Date;
 }
 
-export interface VersionRow {
-  version: number;
-  published_at: Date;
-  fields: FieldDefinition;
-}
+/** custom_field_versions: the append-only snapshots (spec 2.10), read as `fields`. */
+export const fieldVersions = versionQueries<'fields', FieldDefinition>({
+  table: 'custom_field_versions',
+  parent: 'custom_field_id',
+  snapshot: 'fields_snapshot',
+  as: 'fields',
+});
 
 const COLUMNS = `id, organization_id, entity_type, key, label, field_type, options, private, system_key, version, published,
   published_at, created_at, updated_at`;
@@ -96,48 +99,6 @@ export async function softDeleteField(tx: Queryable, orgId: string, id: string):
   return rows[0] ?? null;
 }
 
-export async function insertVersion(
-  tx: Queryable,
-  orgId: string,
-  row: CustomFieldRow,
-  principalId: string,
-  snapshot: FieldDefinition,
-): Promise<void> {
-  await tx.query(
-    `insert into custom_field_versions (organization_id, custom_field_id, version, fields_snapshot, published_at, published_by_principal_id)
-     values ($1, $2, $3, $4::jsonb, $5, $6)`,
-    [orgId, row.id, row.version, JSON.stringify(snapshot), row.published_at, principalId],
-  );
-}
-
-export async function listVersions(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  page: Pagination,
-  orderSql: string,
-): Promise<{ rows: VersionRow[]; total: number }> {
-  const count = await tx.query<{ total: number }>(
-    'select count(*)::int as total from custom_field_versions where custom_field_id = $1 and organization_id = $2',
-    [id, orgId],
-  );
-  const { rows } = await tx.query<VersionRow>(
-    `select version, published_at, fields_snapshot as fields from custom_field_versions
-     where custom_field_id = $1 and organization_id = $2 order by ${orderSql} limit $3 offset $4`,
-    [id, orgId, page.limit, page.offset],
-  );
-  return { rows, total: count.rows[0]!.total };
-}
-
-export async function findVersion(tx: Queryable, orgId: string, id: string, version: number): Promise<VersionRow | null> {
-  const { rows } = await tx.query<VersionRow>(
-    `select version, published_at, fields_snapshot as fields from custom_field_versions
-     where custom_field_id = $1 and organization_id = $2 and version = $3`,
-    [id, orgId, version],
-  );
-  return rows[0] ?? null;
-}
-
 export interface FieldFilter {
   entityType?: string | undefined;
   published?: boolean | undefined;
@@ -186,11 +147,15 @@ export async function latestPublished(
 ): Promise<PublishedField[]> {
   const where = new SqlWhere().add('f.organization_id = ?', orgId).add('f.deleted_at is null').optional('f.entity_type = ?', by.entityType);
   if (by.ids) where.add('f.id = any(?::uuid[])', by.ids);
-  const { rows } = await tx.query<{ custom_field_id: string; version: number; fields: FieldDefinition }>(
-    `select distinct on (v.custom_field_id) v.custom_field_id, v.version, v.fields_snapshot as fields
+  // Prepared: every read of a record with custom fields (each patients list page) runs it, and planning it
+  // with the two tables' policies cost more than running it.
+  const text = `select distinct on (v.custom_field_id) v.custom_field_id, v.version, v.fields_snapshot as fields
      from custom_fields f join custom_field_versions v on v.custom_field_id = f.id and v.organization_id = f.organization_id
-     where ${where.text} order by v.custom_field_id, v.version desc`,
+     where ${where.text} order by v.custom_field_id, v.version desc`;
+  const { rows } = await tx.query<{ custom_field_id: string; version: number; fields: FieldDefinition }>(
+    text,
     where.params,
+    prepared(text),
   );
   return rows.map((r) => ({ ...r.fields, private: r.fields.private ?? false, custom_field_id: r.custom_field_id, version: r.version }));
 }

@@ -1,23 +1,12 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
-import { actorOf, orgOf, requireStaff } from './access.ts';
-import {
-  CreateFieldBody,
-  CustomField,
-  CustomFieldVersion,
-  FieldListQuery,
-  IdParams,
-  RollbackBody,
-  UpdateFieldBody,
-  VersionListQuery,
-  VersionParams,
-} from './schemas.ts';
+import { errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
+import { requireStaff } from '../../platform/gates.ts';
+import { CreateFieldBody, CustomField, CustomFieldVersion, FieldListQuery, IdParams, UpdateFieldBody } from './schemas.ts';
 import * as svc from './service.ts';
 import { versionRoutes } from '../../platform/versioned/routes.ts';
-import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['custom-fields'];
@@ -26,7 +15,7 @@ const scoped = 'The organization is the one in scope (X-Organization-ID).';
 
 /** Custom fields with versions (spec 2.10, 3.1, 4.8). */
 export function customFieldRoutes(app: FastifyInstance): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.post(
     '/v1/custom-fields',
@@ -35,16 +24,14 @@ export function customFieldRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'createCustomField',
-        tags,
-        security: bearer,
         summary: 'Create a custom field (published, version 1)',
         description: `Needs custom_fields.manage. The version 1 snapshot is archived. 409 custom_field_key_taken, system_key_taken. Honours Idempotency-Key. ${scoped}`,
         body: CreateFieldBody,
-        response: { 201: DataOf(CustomField), ...errorResponses },
+        response: { 201: DataOf(CustomField) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return reply.status(201).send({ data: await request.inTx((tx) => svc.createField(tx, actor, request.body)) });
     },
   );
@@ -52,34 +39,30 @@ export function customFieldRoutes(app: FastifyInstance): void {
   r.get(
     '/v1/custom-fields',
     {
-      onRequest: [requireStaff],
+      onRequest: [requireStaff()],
       schema: {
         operationId: 'listCustomFields',
-        tags,
-        security: bearer,
         summary: 'List the live custom fields (any staff member)',
         description: `Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before. ${scoped}`,
         querystring: FieldListQuery,
-        response: { 200: ListOf(CustomField), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(CustomField), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listFields(tx, orgOf(contextOf(request)), request.query)),
+    async (request) => request.inTx((tx) => svc.listFields(tx, orgIdOf(request), request.query)),
   );
 
   r.get(
     '/v1/custom-fields/:id',
     {
-      onRequest: [requireStaff],
+      onRequest: [requireStaff()],
       schema: {
         operationId: 'getCustomField',
-        tags,
-        security: bearer,
         summary: 'Read a custom field (current state, draft or published)',
         params: IdParams,
-        response: { 200: DataOf(CustomField), ...errorResponses },
+        response: { 200: DataOf(CustomField) },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgOf(contextOf(request)), request.params.id)) }),
+    async (request) => ({ data: await request.inTx((tx) => svc.getField(tx, orgIdOf(request), request.params.id)) }),
   );
 
   r.patch(
@@ -88,18 +71,16 @@ export function customFieldRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'updateCustomField',
-        tags,
-        security: bearer,
         summary: 'Edit the field as a draft (same version)',
         description:
           'Needs custom_fields.manage. The field becomes a draft edited in place; new forms and records keep using the last published version.',
         params: IdParams,
         body: UpdateFieldBody,
-        response: { 200: DataOf(CustomField), ...errorResponses },
+        response: { 200: DataOf(CustomField) },
       },
     },
     async (request) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return { data: await request.inTx((tx) => svc.updateField(tx, actor, request.params.id, request.body)) };
     },
   );
@@ -110,27 +91,23 @@ export function customFieldRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'deleteCustomField',
-        tags,
-        security: bearer,
         summary: 'Delete a custom field (soft)',
         description: 'Needs custom_fields.manage. Version snapshots and the snapshots inside forms survive.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       await request.inTx((tx) => svc.deleteField(tx, actor, request.params.id));
       return reply.status(204).send(null);
     },
   );
 
-  versionRoutes(app, {
+  versionRoutes(r, {
     base: '/v1/custom-fields',
-    tags,
-    errorResponses,
     manage,
-    read: requireStaff,
+    read: requireStaff(),
     text: {
       publish: {
         operationId: 'publishCustomField',
@@ -148,18 +125,9 @@ export function customFieldRoutes(app: FastifyInstance): void {
     schemas: {
       resource: CustomField,
       version: CustomFieldVersion,
-      idParams: IdParams,
-      versionParams: VersionParams,
-      rollbackBody: RollbackBody,
-      versionListQuery: VersionListQuery,
     },
-    actorOf,
-    orgOf: (request) => orgOf(contextOf(request)),
-    service: {
-      publish: svc.publishField,
-      rollback: svc.rollbackField,
-      listVersions: svc.listFieldVersions,
-      getVersion: svc.getFieldVersion,
-    },
+    actorOf: orgActorOf,
+    orgOf: orgIdOf,
+    service: svc.fieldLifecycle,
   });
 }

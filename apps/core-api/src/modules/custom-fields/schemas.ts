@@ -1,4 +1,4 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
 import { ENTITY_TYPES, FIELD_TYPES } from './definition.ts';
 
@@ -89,8 +89,6 @@ export const UpdateFieldBody = Type.Object(
   },
 );
 
-export const RollbackBody = Type.Object({ version: PositiveInt32() }, { additionalProperties: false });
-
 export const FieldListQuery = ListQueryWith({
   sort: SortParam(FIELD_SORT),
   entity_type: Type.Optional(Type.String({ description: 'patient, specialist or form.' })),
@@ -99,7 +97,4 @@ export const FieldListQuery = ListQueryWith({
   ...DateRangeQuery('created_at'),
 });
 
-export const VERSION_SORT = { version: 'version' } as const;
-export const VersionListQuery = ListQueryWith({ sort: SortParam(VERSION_SORT) });
 export const IdParams = Type.Object({ id: Uuid });
-export const VersionParams = Type.Object({ id: Uuid, version: Type.String({ maxLength: 10, description: 'A version number.' }) });

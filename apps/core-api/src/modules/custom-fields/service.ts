@@ -1,12 +1,13 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { audit, emit } from './access.ts';
+import { audit } from '../../platform/audit.ts';
+import { emit } from '../events/emit.ts';
 import { checkDefinition, snapshotOf, type EntityType, type FieldDefinition, type FieldType } from './definition.ts';
 import * as q from './queries.ts';
-import { FIELD_SORT, VERSION_SORT } from './schemas.ts';
-import type { Actor } from '../../platform/actor.ts';
+import { FIELD_SORT } from './schemas.ts';
+import { versionLifecycle } from '../../platform/versioned/service.ts';
+import type { OrgActor } from '../../platform/actor.ts';
 
-type OrgActor = Actor & { orgId: string };
 const notFound = () => errors.notFound('No custom field with this id in this organization.');
 
 export interface CreateFieldInput {
@@ -22,6 +23,22 @@ export type UpdateFieldInput = Partial<Pick<CreateFieldInput, 'key' | 'label' | 
 
 const definitionOf = (r: q.CustomFieldRow): FieldDefinition => snapshotOf(r);
 
+/** Publish, rollback and the version reads (spec 3.1, 4.8), shared with the other versioned resources. */
+export const fieldLifecycle = versionLifecycle({
+  entity: 'custom_field',
+  noun: 'custom field',
+  shortNoun: 'field',
+  notFound,
+  versions: q.fieldVersions,
+  snapshotKey: 'fields',
+  find: q.findField,
+  save: q.saveField,
+  contentOf: definitionOf,
+  // Snapshots taken before `private` existed read as public fields.
+  restore: (snap) => snapshotOf({ ...snap, private: snap.private ?? false }),
+  eventData: (row) => ({ entity_type: row.entity_type }),
+});
+
 /** Spec 3.1 (none) -> published, version 1; the version 1 snapshot is archived in the same transaction. */
 export async function createField(tx: Queryable, actor: OrgActor, body: CreateFieldInput): Promise<q.CustomFieldRow> {
   const d = checkDefinition({
@@ -32,7 +49,7 @@ export async function createField(tx: Queryable, actor: OrgActor, body: CreateFi
     private: body.private ?? false,
   });
   const row = await q.insertField(tx, actor.orgId, body.entity_type, d, body.system_key ?? null);
-  await q.insertVersion(tx, actor.orgId, row, actor.ctx.principalId, definitionOf(row));
+  await fieldLifecycle.archive(tx, actor, row);
   await audit(tx, actor, 'custom_field.created', 'custom_field', row.id, {
     entity_type: row.entity_type,
     system_key: row.system_key,
@@ -82,64 +99,10 @@ export async function updateField(tx: Queryable, actor: OrgActor, id: string, bo
   return row;
 }
 
-/** Spec 3.1 draft -> published, version + 1: the draft is archived as the new version, published_at set. */
-export async function publishField(tx: Queryable, actor: OrgActor, id: string): Promise<q.CustomFieldRow> {
-  const current = await q.findField(tx, actor.orgId, id, { forUpdate: true });
-  if (!current) throw notFound();
-  if (current.published)
-    throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the field first.`);
-  const row = await q.saveField(tx, actor.orgId, id, definitionOf(current), {
-    version: current.version + 1,
-    published: true,
-    publishedNow: true,
-  });
-  await q.insertVersion(tx, actor.orgId, row, actor.ctx.principalId, definitionOf(row));
-  await audit(tx, actor, 'custom_field.published', 'custom_field', id, { version: row.version, fields: definitionOf(row) });
-  await emit(tx, actor.orgId, 'custom_field.published', { id, entity_type: row.entity_type, version: row.version });
-  return row;
-}
-
-/** Spec 3.1 any -> draft: that version's snapshot becomes the draft; publishing it makes the next number. */
-export async function rollbackField(tx: Queryable, actor: OrgActor, id: string, version: number): Promise<q.CustomFieldRow> {
-  const current = await q.findField(tx, actor.orgId, id, { forUpdate: true });
-  if (!current) throw notFound();
-  const snap = await q.findVersion(tx, actor.orgId, id, version);
-  if (!snap) throw errors.notFound(`This custom field has no version ${version}.`);
-  const row = await q.saveField(tx, actor.orgId, id, snapshotOf({ ...snap.fields, private: snap.fields.private ?? false }), {
-    version: current.version,
-    published: false,
-    publishedNow: false,
-  });
-  await audit(tx, actor, 'custom_field.rolled_back', 'custom_field', id, { to_version: version, version: row.version });
-  await emit(tx, actor.orgId, 'custom_field.updated', { id, version: row.version, published: false, rolled_back_to: version });
-  return row;
-}
-
 /** Soft delete: the field leaves lists and validation; version snapshots and form snapshots stay. */
 export async function deleteField(tx: Queryable, actor: OrgActor, id: string): Promise<void> {
   const row = await q.softDeleteField(tx, actor.orgId, id);
   if (!row) throw notFound();
   await audit(tx, actor, 'custom_field.deleted', 'custom_field', id, { version: row.version, fields: definitionOf(row) });
   await emit(tx, actor.orgId, 'custom_field.deleted', { id, entity_type: row.entity_type });
-}
-
-export async function listFieldVersions(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  query: Record<string, unknown>,
-): Promise<ListEnvelope<q.VersionRow>> {
-  await getField(tx, orgId, id);
-  const page = parsePagination(query);
-  const sort = parseSort(query.sort, VERSION_SORT, '-version', 'version');
-  const { rows, total } = await q.listVersions(tx, orgId, id, page, sort.sql);
-  return listEnvelope(rows, page, total);
-}
-
-export async function getFieldVersion(tx: Queryable, orgId: string, id: string, version: string): Promise<q.VersionRow> {
-  await getField(tx, orgId, id);
-  const n = /^[1-9]\d{0,8}$/.test(version) ? Number(version) : null;
-  const row = n ? await q.findVersion(tx, orgId, id, n) : null;
-  if (!row) throw errors.notFound(`This custom field has no version ${version}.`);
-  return row;
 }

@@ -1,11 +1,10 @@
 import { ErrorResponse, parsePicker, PickerOf, PickerQuery, pickerEnvelope, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { listUsers } from './service.ts';
-import { bearer, contextOf } from '../../platform/route.ts';
+import { contextOf, routesOf } from '../../platform/route.ts';
 
 const UserPickerItem = Type.Object({
   id: Uuid,
@@ -18,7 +17,7 @@ const UserPickerItem = Type.Object({
 
 /** The users picker GET /v1/users (spec 4.1 picker conventions). */
 export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags: ['users'], errors: {} });
 
   r.get(
     '/v1/users',
@@ -26,11 +25,9 @@ export function userRoutes(app: FastifyInstance, _rt: Runtime): void {
       onRequest: [requirePermission('organizations.view_directory')],
       schema: {
         operationId: 'listUsers',
-        tags: ['users'],
         summary: 'Typeahead over the staff directory of the organization in scope',
         description:
           'Picker (spec 4.1): q is a trimmed, case-insensitive substring of the email; ids (comma-separated uuids, invalid ones dropped) wins over q when non-empty; limit defaults to 20 and clamps to 50. No pagination. Members of the organization in scope only; a superadmin without organization scope searches every user, with role_code "".',
-        security: bearer,
         querystring: PickerQuery,
         response: {
           200: PickerOf(UserPickerItem),

@@ -1,5 +1,4 @@
 import { DataOf, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
@@ -7,7 +6,7 @@ import type { Runtime } from '../../platform/runtime.ts';
 import { createTxtLookup } from './dns.ts';
 import { AddDomainBody, Domain, DomainParams, VerifyResult } from './schemas.ts';
 import { addDomain, deleteDomain, listDomains, verifyDomain, type DomainDeps } from './service.ts';
-import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['domains'];
@@ -15,7 +14,7 @@ const gate = requirePermission('organizations.manage_domains');
 
 /** Custom domains (spec 2.6, 4.2): list, add, delete, verify by DNS TXT record. */
 export function domainRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
   const deps: DomainDeps = {
     prefix: rt.config.domainVerificationPrefix,
     lookupTxt: createTxtLookup({ servers: rt.config.dnsServers }),
@@ -28,12 +27,10 @@ export function domainRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [gate],
       schema: {
         operationId: 'listDomains',
-        tags,
         summary: 'List the custom domains of an organization',
         description: 'Needs organizations.manage_domains. Newest first; an organization has few domains, so there is no pagination.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
-        response: { 200: Type.Object({ data: Type.Array(Domain) }), ...errorResponses },
+        response: { 200: Type.Object({ data: Type.Array(Domain) }) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => listDomains(tx, deps, request.params.id)) }),
@@ -46,15 +43,13 @@ export function domainRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [gate],
       schema: {
         operationId: 'addDomain',
-        tags,
         summary: 'Add a custom domain; returns the DNS TXT record to publish',
         description:
           'Needs organizations.manage_domains. A domain belongs to one organization at most: 409 domain_taken when any organization has it. ' +
           'Publish `verification.value` as a TXT record at `verification.name`, then call verifyDomain. Honours Idempotency-Key.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         body: AddDomainBody,
-        response: { 201: DataOf(Domain), ...errorResponses },
+        response: { 201: DataOf(Domain) },
       },
     },
     async (request, reply) => {
@@ -71,11 +66,9 @@ export function domainRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [gate],
       schema: {
         operationId: 'deleteDomain',
-        tags,
         summary: 'Remove a custom domain; it stops resolving at once',
-        security: bearer,
         params: DomainParams,
-        response: { 204: Type.Null({ description: 'Removed' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Removed' }) },
       },
     },
     async (request, reply) => {
@@ -88,19 +81,17 @@ export function domainRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/organizations/:id/domains/:domainId/verify',
     {
-      config: { orgParam: 'id' },
+      config: { orgParam: 'id', idempotent: true },
       onRequest: [gate],
       schema: {
         operationId: 'verifyDomain',
-        tags,
         summary: 'Check the DNS TXT record of a custom domain',
         description:
           'Looks up TXT records at `verification.name`. Found with the expected value: the domain is verified and resolves publicly. ' +
           'Otherwise 200 with `verified: false` and a `reason` naming the record to publish (the check ran; its answer is no). ' +
           'An already verified domain is returned as it is.',
-        security: bearer,
         params: DomainParams,
-        response: { 200: DataOf(VerifyResult), ...errorResponses },
+        response: { 200: DataOf(VerifyResult) },
       },
     },
     async (request) => ({

@@ -115,6 +115,17 @@ export const EVENT_CATALOG: EventType[] = [
     updated: { id: 'the specialist', fields: 'names of the changed fields' },
     deleted: { id: 'the specialist', user_id: 'its user' },
   }),
+  ...crud('specialty', 'a specialty', 'POST /v1/specialties', 'PATCH /v1/specialties/{id}', 'DELETE /v1/specialties/{id}', {
+    created: { id: 'the specialty', code: 'its code' },
+    updated: { id: 'the specialty', changed: 'names of the changed fields' },
+    deleted: { id: 'the specialty', code: 'its code' },
+  }),
+  {
+    type: 'specialist.availability_updated',
+    emittedBy: 'PUT /v1/specialists/{id}/availability',
+    description: "A specialist's weekly rules or dated exceptions changed.",
+    data: { id: 'the specialist', rules: 'how many weekly rules it now has', exceptions: 'how many dated exceptions' },
+  },
   {
     type: 'custom_field.published',
     emittedBy: 'POST /v1/custom-fields (version 1), POST /v1/custom-fields/{id}/publish',
@@ -192,6 +203,50 @@ export const EVENT_CATALOG: EventType[] = [
     description: 'A file was removed from an unsigned form.',
     data: { id: 'the form', file_id: 'the file' },
   },
+  // Documents (docs/documents.md): PDF templates and the documents made with them. Ids and states only.
+  {
+    type: 'pdf_template.published',
+    emittedBy: 'POST /v1/pdf-templates (version 1), POST /v1/pdf-templates/{id}/publish',
+    description: 'A PDF template version was published.',
+    data: { id: 'the template', kind: 'form, visit_summary, prescription, report or receipt', version: 'the published version' },
+  },
+  {
+    type: 'pdf_template.updated',
+    emittedBy: 'POST /v1/pdf-templates (as a draft), PATCH /v1/pdf-templates/{id}, rollback',
+    description: 'The draft of a PDF template changed.',
+    data: {
+      id: 'the template',
+      version: 'its last published version',
+      published: 'false',
+      rolled_back_to: 'the restored version (rollback only)',
+    },
+  },
+  {
+    type: 'pdf_template.deleted',
+    emittedBy: 'DELETE /v1/pdf-templates/{id}',
+    description: 'A PDF template was deleted; documents made from it stay.',
+    data: { id: 'the template' },
+  },
+  {
+    type: 'document.created',
+    emittedBy: 'POST /v1/forms/{id}/render, POST /v1/appointments/{id}/documents (a new document, not one that existed)',
+    description: 'A document was asked for; it renders inline or on the worker (GET /v1/documents/{id} shows its status).',
+    data: {
+      id: 'the document',
+      kind: 'its template kind',
+      patient_id: 'the patient record',
+      form_id: 'the form, or null',
+      appointment_id: 'the appointment, or null',
+      pdf_template_id: 'the template',
+      template_version: 'the template version',
+    },
+  },
+  {
+    type: 'document.published',
+    emittedBy: 'POST /v1/documents/{id}/publish',
+    description: 'A document was published to its patient, who may now download it.',
+    data: { id: 'the document', kind: 'its template kind', patient_id: 'the patient record' },
+  },
   // The composer.
   {
     type: 'exercise.render_ready',
@@ -207,6 +262,105 @@ export const EVENT_CATALOG: EventType[] = [
       playback_hls_url: 'HLS URL',
     },
   },
+  // Telerehab (docs/telerehab.md): plans, enrollments and plan sessions. Ids, versions and states; never a score or a note.
+  {
+    type: 'treatment_plan.created',
+    emittedBy: 'POST /v1/treatment-plans, POST /v1/treatment-plans/{id}/duplicate, /clone, /promote',
+    description: 'A treatment plan was created as a draft (a copy names its source).',
+    data: {
+      id: 'the plan',
+      kind: 'library or patient',
+      patient_id: 'the patient record (patient plans), else null',
+      source_plan_id: 'the plan copied (copies only)',
+      source_version: 'the version copied (copies only)',
+      source_kind: 'duplicate, clone or promote (copies only)',
+    },
+  },
+  {
+    type: 'treatment_plan.updated',
+    emittedBy: 'PATCH /v1/treatment-plans/{id}; POST /v1/treatment-plans/{id}/rollback',
+    description: "A plan's draft changed (edited, or made from a version).",
+    data: {
+      id: 'the plan',
+      version: 'the last published version',
+      published: 'false',
+      rolled_back_to: 'the version restored (rollbacks only)',
+    },
+  },
+  {
+    type: 'treatment_plan.published',
+    emittedBy: 'POST /v1/treatment-plans/{id}/publish',
+    description: 'A draft was published as the next version; running enrollments stay on the version they pinned.',
+    data: { id: 'the plan', version: 'the new version', kind: 'library or patient', patient_id: 'the patient record, or null' },
+  },
+  {
+    type: 'treatment_plan.approved',
+    emittedBy: 'POST /v1/treatment-plans/{id}/approve',
+    description: "A second clinician approved a plan's draft.",
+    data: { id: 'the plan', version: 'the last published version' },
+  },
+  {
+    type: 'treatment_plan.deleted',
+    emittedBy: 'DELETE /v1/treatment-plans/{id}',
+    description: 'A treatment plan was deleted (soft).',
+    data: { id: 'the plan' },
+  },
+  ...(
+    [
+      ['created', 'POST /v1/treatment-plans/{id}/enrollments', 'A patient was enrolled in a published version of a plan.'],
+      ['paused', 'POST /v1/treatment-plans/enrollments/{id}/pause', 'An enrollment was paused (by staff or the patient).'],
+      ['resumed', 'POST /v1/treatment-plans/enrollments/{id}/resume', 'A paused enrollment was resumed.'],
+      [
+        'cancelled',
+        'POST /v1/treatment-plans/enrollments/{id}/cancel; the erasure of its patient',
+        'An enrollment was cancelled (or erased with its patient: it is gone then).',
+      ],
+      ['migrated', 'POST /v1/treatment-plans/enrollments/{id}/migrate', 'An enrollment now follows another version of its plan.'],
+    ] as const
+  ).map(
+    ([what, by, description]): EventType => ({
+      type: `enrollment.${what}`,
+      emittedBy: by,
+      description,
+      data: {
+        id: 'the enrollment',
+        patient_id: 'the patient record',
+        treatment_plan_id: 'the plan',
+        ...(what === 'created' ? { plan_version: 'the version followed' } : {}),
+        ...(what === 'migrated' ? { from_version: 'the version followed before', to_version: 'the version followed now' } : {}),
+      },
+    }),
+  ),
+  ...(
+    [
+      [
+        'started',
+        'POST /v1/treatment-plans/enrollments/{id}/sessions',
+        "The patient started an item of today's plan day (again, for a restart).",
+      ],
+      [
+        'completed',
+        'POST /v1/treatment-plans/sessions/{id}/complete',
+        'The patient completed a started item (its results are read through the API).',
+      ],
+      ['skipped', 'POST /v1/treatment-plans/enrollments/{id}/skip', 'The patient skipped an item of today, with a reason.'],
+    ] as const
+  ).map(
+    ([what, by, description]): EventType => ({
+      type: `plan_session.${what}`,
+      emittedBy: by,
+      description,
+      data: {
+        id: 'the plan session',
+        enrollment_id: 'the enrollment',
+        patient_id: 'the patient record',
+        plan_day: 'the plan day',
+        item_index: "the item's position on that day",
+        exercise_id: 'the exercise',
+        ...(what === 'completed' ? { scored: 'whether telemetry results were stored (never the numbers)' } : {}),
+      },
+    }),
+  ),
   {
     type: 'webhook_subscription.disabled',
     emittedBy: 'the delivery worker',
@@ -218,6 +372,175 @@ export const EVENT_CATALOG: EventType[] = [
     emittedBy: 'POST /v1/webhook-subscriptions/{uid}/test (sent to that subscription only)',
     description: 'A test delivery.',
     data: { subscription_id: 'the subscription', message: 'a fixed text' },
+  },
+  {
+    type: 'caregiver_link.created',
+    emittedBy: 'POST /v1/patients/{id}/caregivers',
+    description: 'A person may now act for a patient as its caregiver.',
+    data: { id: 'the link', patient_id: 'the patient record', caregiver_user_id: 'the caregiver' },
+  },
+  {
+    type: 'caregiver_link.revoked',
+    emittedBy: 'DELETE /v1/patients/{id}/caregivers/{linkId}',
+    description: 'A caregiver no longer acts for a patient.',
+    data: { id: 'the link', patient_id: 'the patient record', caregiver_user_id: 'the caregiver' },
+  },
+  ...crud(
+    'calendar',
+    'a room or device calendar',
+    'POST /v1/calendars',
+    'PATCH /v1/calendars/{id}; PUT /v1/calendars/{id}/availability',
+    'DELETE /v1/calendars/{id}',
+    {
+      created: { id: 'the calendar', kind: 'room or device' },
+      updated: { id: 'the calendar', changed: 'names of the changed fields (availability for its rules)' },
+      deleted: { id: 'the calendar' },
+    },
+  ),
+  // Appointments (spec 6.1 names appointment.created and appointment.first_booked). Ids only.
+  ...(
+    [
+      [
+        'created',
+        'An appointment was booked (by staff, a patient or a guest).',
+        'POST /v1/appointments, POST /v1/public/bookings, a reschedule',
+      ],
+      ['first_booked', "A patient's (or a guest email's) first appointment at the organization was booked.", 'with appointment.created'],
+      ['confirmed', 'An appointment was confirmed.', 'PATCH /v1/appointments/{id}'],
+      ['checked_in', 'The patient arrived.', 'PATCH /v1/appointments/{id}'],
+      ['in_progress', 'The visit started.', 'PATCH /v1/appointments/{id}'],
+      ['completed', 'The visit is done.', 'PATCH /v1/appointments/{id}'],
+      ['cancelled', 'An appointment was cancelled; its time is free again.', 'PATCH /v1/appointments/{id}; the erasure of its patient'],
+      ['rescheduled', 'An appointment moved: a new appointment (to) took the time.', 'PATCH /v1/appointments/{id}'],
+      ['no_show', 'Nobody checked in by the end (the sweep) or staff said so.', 'the no-show sweep, PATCH /v1/appointments/{id}'],
+      ['deleted', 'A booking that never took place was deleted.', 'DELETE /v1/appointments/{id}'],
+    ] as const
+  ).map(
+    ([t, description, emittedBy]): EventType => ({
+      type: `appointment.${t}`,
+      emittedBy,
+      description,
+      data:
+        t === 'created' || t === 'first_booked'
+          ? {
+              id: 'the appointment',
+              service_id: 'the service',
+              specialist_id: 'the specialist',
+              patient_id: 'the patient record (null for a guest)',
+              starts_at: 'its start',
+            }
+          : {
+              id: 'the appointment',
+              ...(t === 'rescheduled' ? { to: 'the appointment that replaced it', starts_at: 'its new start' } : {}),
+            },
+    }),
+  ),
+  {
+    type: 'appointment.file_added',
+    emittedBy: 'POST /v1/appointments/{id}/files',
+    description: 'A file was attached to an appointment (by staff or by its patient).',
+    data: { id: 'the appointment', file_id: 'the file' },
+  },
+  {
+    type: 'appointment.file_removed',
+    emittedBy: 'DELETE /v1/appointments/{id}/files/{fileId}',
+    description: 'A file was removed from an appointment.',
+    data: { id: 'the appointment', file_id: 'the file' },
+  },
+  {
+    type: 'appointment.reviewed',
+    emittedBy: 'POST /v1/appointments/{id}/reviews',
+    description: 'The patient reviewed a visit that is done (read the rating and comment through the API).',
+    data: { id: 'the appointment', review_id: 'the review' },
+  },
+  // The service catalog. `id` is the resource's own id; `changed` names fields, never their values.
+  ...crud('service', 'a service', 'POST /v1/services', 'PATCH /v1/services/{id}', 'DELETE /v1/services/{id}', {
+    created: { id: 'the service' },
+    updated: { id: 'the service', changed: 'names of the changed fields (location_ids, specialist_ids for link changes)' },
+    deleted: { id: 'the service' },
+  }),
+  ...crud('product', 'a product', 'POST /v1/products', 'PATCH /v1/products/{id}', 'DELETE /v1/products/{id}', {
+    created: { id: 'the product' },
+    updated: { id: 'the product', changed: 'names of the changed fields' },
+    deleted: { id: 'the product' },
+  }),
+  ...crud(
+    'service_plan',
+    'a service plan',
+    'POST /v1/service-plans',
+    'PATCH /v1/service-plans/{id}; POST, PATCH, DELETE /v1/service-plans/{id}/products[/{pid}]',
+    'DELETE /v1/service-plans/{id}',
+    {
+      created: { id: 'the service plan' },
+      updated: { id: 'the service plan', changed: 'names of the changed fields (services; products for a change of its products)' },
+      deleted: { id: 'the service plan' },
+    },
+  ),
+  // Messages, automations and segments (docs/automations.md). Ids and states; never an address or a text.
+  ...crud(
+    'message_template',
+    'a message template',
+    'POST /v1/message-templates',
+    'PATCH /v1/message-templates/{id}',
+    'DELETE /v1/message-templates/{id}',
+    {
+      created: { id: 'the template', channel: 'email or sms', purpose: 'transactional or marketing' },
+      updated: { id: 'the template', changed: 'names of the changed fields' },
+      deleted: { id: 'the template' },
+    },
+  ),
+  ...(['sent', 'refused', 'bounced'] as const).map(
+    (status): EventType => ({
+      type: `message.${status}`,
+      emittedBy: 'the worker, when an automation run sends a message',
+      description:
+        status === 'sent'
+          ? 'A message was handed to the provider (or the outbox folder).'
+          : status === 'refused'
+            ? 'The provider refused the recipient (an unknown address, an opted-out number).'
+            : 'The provider refused the message itself.',
+      data: {
+        id: 'the message',
+        channel: 'email or sms',
+        patient_id: 'the patient record (null for a guest)',
+        run_id: 'the automation run',
+      },
+    }),
+  ),
+  ...crud(
+    'automation_rule',
+    'an automation rule',
+    'POST /v1/automation-rules',
+    'PATCH /v1/automation-rules/{id} (also pausing and resuming)',
+    'DELETE /v1/automation-rules/{id}',
+    {
+      created: { id: 'the rule', trigger_type: 'event, appointment_offset or schedule', status: 'active or paused' },
+      updated: { id: 'the rule', changed: 'names of the changed fields', status: 'active or paused', version: 'its new version' },
+      deleted: { id: 'the rule' },
+    },
+  ),
+  {
+    type: 'automation.triggered',
+    emittedBy: 'the worker: the call_webhooks action of an automation rule',
+    description: 'An automation rule fired for a patient (or a guest booking) and asked to tell the webhooks.',
+    data: {
+      rule_id: 'the rule',
+      run_id: 'the run',
+      trigger_type: 'event, appointment_offset or schedule',
+      patient_id: 'the patient record (null for a guest)',
+      appointment_id: 'the appointment, when the trigger concerns one',
+    },
+  },
+  ...crud('segment', 'a segment', 'POST /v1/segments', 'PATCH /v1/segments/{id}', 'DELETE /v1/segments/{id}', {
+    created: { id: 'the segment' },
+    updated: { id: 'the segment', changed: 'names of the changed fields' },
+    deleted: { id: 'the segment' },
+  }),
+  {
+    type: 'segment.evaluated',
+    emittedBy: 'POST /v1/segments/{id}/evaluate (at once, or by the background job)',
+    description: "A segment's members were materialised.",
+    data: { id: 'the segment', evaluation_id: 'the evaluation', member_count: 'how many patients it holds' },
   },
 ];
 
@@ -257,7 +580,7 @@ function crud(
  * (WorkerRegistry.onEvent), never delivered to webhooks, not even to "*" subscriptions, because their
  * payloads carry what receivers must not get (health data, for example).
  */
-export const INTERNAL_TYPES = new Set(['exercise_session.ended']);
+export const INTERNAL_TYPES = new Set(['exercise_session.ended', 'document.render_requested']);
 
 /** Types that subscriptions may choose; others emitted by modules are internal (for example exercise_session.ended). */
 export const SUBSCRIBABLE_TYPES = new Set(EVENT_CATALOG.map((e) => e.type));

@@ -16,3 +16,8 @@ export interface EventInput {
 export async function emitEvent(tx: Queryable, e: EventInput): Promise<void> {
   await tx.query('select app.emit_event($1, $2, $3::jsonb)', [e.organizationId, e.type, JSON.stringify(e.data)], { name: 'emit_event' });
 }
+
+/** A domain event of one organization, in the transaction of the change. */
+export function emit(tx: Queryable, orgId: string, type: string, data: Record<string, unknown>): Promise<void> {
+  return emitEvent(tx, { organizationId: orgId, type, data });
+}

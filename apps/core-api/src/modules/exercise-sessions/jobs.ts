@@ -2,6 +2,7 @@ import type { Database } from '@clinic/db';
 import type { AssetStore } from '@clinic/assets';
 import { finalizeSession } from '@clinic/telemetry';
 import type { Logger } from 'pino';
+import { type Config, RETENTION_DEFAULTS } from '../../config.ts';
 import type { DomainEvent, WorkerRegistry } from '../../worker/types.ts';
 import {
   closeWithoutConsent,
@@ -18,12 +19,12 @@ export interface ExerciseSessionJobDeps {
   db: Database;
   assets: AssetStore;
   logger: Logger;
+  /** Spec 8 retention in calendar months (TELEMETRY_*_RETENTION_MONTHS); the defaults when absent. */
+  retention?: Pick<Config['retention'], 'mediaMetricsMonths' | 'poseAggregatesMonths' | 'replayBlobsMonths'>;
 }
 
 /** Spec 8: sessions silent this long without session_end are finalized as incomplete. */
 export const SILENCE_MINUTES = 10;
-/** Spec 8 retention. */
-export const RETENTION = { mediaMetrics: '2 years', poseAggregates: '7 years', replayBlobs: '6 months' } as const;
 
 interface Rep {
   index: number;
@@ -81,21 +82,25 @@ export async function sweepSilentSessions(deps: ExerciseSessionJobDeps, now = ne
   return rows.length;
 }
 
-/** Spec 8 retention: media metrics 2 years, pose aggregates 7 years, replay blobs 6 months. */
+/**
+ * Spec 8 retention, in calendar months counted by the database (settings, defaults: media metrics 2 years,
+ * pose aggregates 7 years, replay blobs 6 months).
+ */
 export async function applyRetention(
   deps: ExerciseSessionJobDeps,
   now = new Date(),
 ): Promise<{ media: number; sessions: number; replays: number }> {
   const at = now.toISOString();
-  const media = await deleteMediaMetricsBefore(deps.db, at, RETENTION.mediaMetrics);
-  const old = await expiredReplays(deps.db, at, RETENTION.replayBlobs);
+  const r = deps.retention ?? RETENTION_DEFAULTS;
+  const media = await deleteMediaMetricsBefore(deps.db, at, `${r.mediaMetricsMonths} months`);
+  const old = await expiredReplays(deps.db, at, `${r.replayBlobsMonths} months`);
   for (const s of old) {
     // The blob first: a crash leaves the key set, and the next run deletes it again (delete is idempotent).
     await deps.assets.delete(s.replay_key!);
     await markReplayDeleted(deps.db, s.id);
   }
   // Sessions cascade to their pose session and rep metrics.
-  const sessions = await deleteSessionsEndedBefore(deps.db, at, RETENTION.poseAggregates);
+  const sessions = await deleteSessionsEndedBefore(deps.db, at, `${r.poseAggregatesMonths} months`);
   return { media, sessions, replays: old.length };
 }
 

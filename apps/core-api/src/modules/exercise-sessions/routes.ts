@@ -7,7 +7,7 @@ import { requireConsent } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { getSession, replayOf, startSession } from './service.ts';
 import { sessionSigner } from './token.ts';
-import { actorOf, bearer } from '../../platform/route.ts';
+import { actorOf, routesOf } from '../../platform/route.ts';
 import { replayKeyById } from './queries.ts';
 
 const errs = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 429: ErrorResponse };
@@ -44,7 +44,9 @@ async function requireReader(request: FastifyRequest): Promise<void> {
 }
 
 export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errs });
+  // Public routes (no token, config.public): not under the module's bearer security and error set.
+  const open = app.withTypeProvider<TypeBoxTypeProvider>();
   const signer = () => sessionSigner(rt.config);
 
   r.post(
@@ -54,13 +56,11 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requirePatient, requireConsent('biometric')],
       schema: {
         operationId: 'startExerciseSession',
-        tags,
-        security: bearer,
         summary: 'Start a pose session for the calling patient; returns a signed session token for the telemetry service',
         description:
           'The patient of the organization in scope (X-Organization-ID) with an active biometric consent (else 403 consent_required). The token (EdDSA JWT, docs/telemetry.md) authenticates POST /v1/pose/frames and POST /v1/sessions/{id}/end.',
         body: Type.Object({ exercise_id: Uuid }, { additionalProperties: false }),
-        response: { 201: DataOf(Started), ...errs },
+        response: { 201: DataOf(Started) },
       },
     },
     async (request, reply) => {
@@ -76,13 +76,11 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireReader],
       schema: {
         operationId: 'getExerciseSession',
-        tags,
-        security: bearer,
         summary: 'An exercise session and its aggregates (rep count, ROM, form score, reps)',
         description:
           'The patient who owns it, or staff with telemetry.view_org at its organization. `metrics` is null until the session has ended and been processed.',
         params: Type.Object({ id: Uuid }),
-        response: { 200: DataOf(WithMetrics), ...errs },
+        response: { 200: DataOf(WithMetrics) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => getSession(tx, request.params.id)) }),
@@ -94,11 +92,9 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireReader],
       schema: {
         operationId: 'getExerciseSessionReplay',
-        tags,
-        security: bearer,
         summary: "An expiring signed URL to the session's replay blob (gzip pose batches)",
         params: Type.Object({ id: Uuid }),
-        response: { 200: DataOf(Type.Object({ url: Type.String(), expires_at: Timestamp })), ...errs },
+        response: { 200: DataOf(Type.Object({ url: Type.String(), expires_at: Timestamp })) },
       },
     },
     async (request) => {
@@ -108,7 +104,7 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
     },
   );
 
-  r.get(
+  open.get(
     '/v1/public/telemetry/jwks.json',
     {
       config: { public: true },
@@ -126,7 +122,7 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
   );
 
   // The signed URL itself: no bearer token, the signature is the credential (like a pre-signed S3 URL).
-  r.get(
+  open.get(
     '/v1/public/telemetry/replays/:id',
     {
       config: { public: true },

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Queryable } from '@clinic/db';
+import { isForeignKeyViolation, isUniqueViolation, type Queryable } from '@clinic/db';
 import { errors, SqlWhere, type Pagination, type Sort } from '@clinic/http-kit';
 import type { Movement } from '@clinic/telemetry';
 
@@ -11,24 +11,26 @@ export interface ExerciseRow {
   status: 'draft' | 'published' | 'archived';
   asset_version: number;
   catalog_render_id: string | null;
+  template_exercise_id: string | null;
   movement: Movement | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = `e.id, e.organization_id, e.slug, e.name, e.kind, e.status, e.asset_version, e.catalog_render_id,
+const COLUMNS = `e.id, e.organization_id, e.slug, e.name, e.kind, e.status, e.asset_version, e.catalog_render_id, e.template_exercise_id,
   (select m.definition from exercise_movements m where m.exercise_id = e.id) as movement, e.created_at, e.updated_at`;
 
 export async function insertExercise(
   tx: Queryable,
-  orgId: string,
-  b: { slug: string; name: string; kind: string },
+  orgId: string | null,
+  b: { slug: string; name: string; kind: string; status?: string; template_exercise_id?: string; asset_version?: number },
   movement: Movement | null,
 ): Promise<string> {
   try {
     const { rows } = await tx.query<{ id: string }>(
-      'insert into exercises (organization_id, slug, name, kind) values ($1, $2, $3, $4) returning id',
-      [orgId, b.slug, b.name.trim(), b.kind],
+      `insert into exercises (organization_id, slug, name, kind, status, template_exercise_id, asset_version)
+       values ($1, $2, $3, $4, coalesce($5, 'draft'), $6, coalesce($7, 1)) returning id`,
+      [orgId, b.slug, b.name.trim(), b.kind, b.status ?? null, b.template_exercise_id ?? null, b.asset_version ?? null],
     );
     const id = rows[0]!.id;
     if (movement)
@@ -76,4 +78,69 @@ export async function listExercises(
 export async function setStatus(tx: Queryable, id: string, status: string): Promise<boolean> {
   const { rowCount } = await tx.query('update exercises set status = $2 where id = $1', [id, status]);
   return rowCount > 0;
+}
+
+/** Renames an exercise and/or sets its movement definition (inserted when it had none). */
+export async function updateExercise(
+  tx: Queryable,
+  row: Pick<ExerciseRow, 'id' | 'organization_id'>,
+  b: { name?: string | undefined; movement?: Movement | undefined },
+): Promise<void> {
+  if (b.name !== undefined) await tx.query('update exercises set name = $2 where id = $1', [row.id, b.name]);
+  if (b.movement !== undefined)
+    await tx.query(
+      `insert into exercise_movements (exercise_id, organization_id, definition) values ($1, $2, $3::jsonb)
+       on conflict (exercise_id) do update set definition = excluded.definition`,
+      [row.id, row.organization_id, JSON.stringify(b.movement)],
+    );
+}
+
+/** Spec 9.6: the next asset version; cached renders of the older ones become misses. */
+export async function bumpAssetVersion(tx: Queryable, id: string): Promise<number | null> {
+  const { rows } = await tx.query<{ asset_version: number }>(
+    'update exercises set asset_version = asset_version + 1 where id = $1 returning asset_version',
+    [id],
+  );
+  return rows[0]?.asset_version ?? null;
+}
+
+/**
+ * Deletes an exercise (its movement definition and renders go by cascade). Exercise sessions and treatment
+ * plans that name it refuse the delete (foreign keys): 409 exercise_in_use.
+ */
+export async function deleteExercise(tx: Queryable, id: string): Promise<boolean> {
+  try {
+    const { rowCount } = await tx.query('delete from exercises where id = $1', [id]);
+    return rowCount > 0;
+  } catch (err) {
+    if (isForeignKeyViolation(err))
+      throw errors.conflict(
+        'exercise_in_use',
+        'Exercise sessions or treatment plans use this exercise: archive it instead (PUT /v1/exercises/{id}/status).',
+      );
+    throw err;
+  }
+}
+
+/** Organizations a propagation reaches: the ones named, or every organization. */
+export async function propagationTargets(tx: Queryable, ids: string[] | null): Promise<{ id: string }[]> {
+  const { rows } = await tx.query<{ id: string }>(
+    'select id from organizations where ($1::uuid[] is null or id = any($1::uuid[])) order by id',
+    [ids],
+  );
+  return rows;
+}
+
+/** The organization's copy of a platform exercise, if it has one. */
+export async function copyOf(tx: Queryable, orgId: string, templateId: string): Promise<string | null> {
+  const { rows } = await tx.query<{ id: string }>(
+    'select id from exercises where organization_id = $1 and template_exercise_id = $2 for update',
+    [orgId, templateId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+/** Brings a copy back to its template's name, kind and asset version (its status stays the organization's). */
+export async function refreshCopy(tx: Queryable, id: string, t: Pick<ExerciseRow, 'name' | 'kind' | 'asset_version'>): Promise<void> {
+  await tx.query('update exercises set name = $2, kind = $3, asset_version = $4 where id = $1', [id, t.name, t.kind, t.asset_version]);
 }

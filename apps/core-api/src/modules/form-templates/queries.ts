@@ -1,4 +1,5 @@
 import type { Queryable } from '@clinic/db';
+import { versionQueries } from '../../platform/versioned/queries.ts';
 import { containsPattern, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 export interface TemplateField {
@@ -23,11 +24,13 @@ export interface TemplateRow extends TemplateContent {
   updated_at: Date;
 }
 
-export interface TemplateVersionRow {
-  version: number;
-  published_at: Date;
-  template: TemplateContent;
-}
+/** form_template_versions: the append-only snapshots, read as `template`. */
+export const templateVersions = versionQueries<'template', TemplateContent>({
+  table: 'form_template_versions',
+  parent: 'form_template_id',
+  snapshot: 'snapshot',
+  as: 'template',
+});
 
 const COLUMNS = 'id, organization_id, name, description, fields, version, published, published_at, created_at, updated_at';
 
@@ -74,43 +77,6 @@ export async function softDeleteTemplate(tx: Queryable, orgId: string, id: strin
   const { rows } = await tx.query<TemplateRow>(
     `update form_templates set deleted_at = now() where id = $1 and organization_id = $2 and deleted_at is null returning ${COLUMNS}`,
     [id, orgId],
-  );
-  return rows[0] ?? null;
-}
-
-export async function insertTemplateVersion(tx: Queryable, orgId: string, row: TemplateRow, principalId: string): Promise<void> {
-  const snapshot: TemplateContent = { name: row.name, description: row.description, fields: row.fields };
-  await tx.query(
-    `insert into form_template_versions (organization_id, form_template_id, version, snapshot, published_at, published_by_principal_id)
-     values ($1, $2, $3, $4::jsonb, $5, $6)`,
-    [orgId, row.id, row.version, JSON.stringify(snapshot), row.published_at, principalId],
-  );
-}
-
-export async function listTemplateVersions(tx: Queryable, orgId: string, id: string, page: Pagination, orderSql: string) {
-  const count = await tx.query<{ total: number }>(
-    'select count(*)::int as total from form_template_versions where form_template_id = $1 and organization_id = $2',
-    [id, orgId],
-  );
-  const { rows } = await tx.query<TemplateVersionRow>(
-    `select version, published_at, snapshot as template from form_template_versions
-     where form_template_id = $1 and organization_id = $2 order by ${orderSql} limit $3 offset $4`,
-    [id, orgId, page.limit, page.offset],
-  );
-  return { rows, total: count.rows[0]!.total };
-}
-
-/** One version, or the latest one when `version` is null (what new forms are made from). */
-export async function findTemplateVersion(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  version: number | null,
-): Promise<TemplateVersionRow | null> {
-  const { rows } = await tx.query<TemplateVersionRow>(
-    `select version, published_at, snapshot as template from form_template_versions
-     where form_template_id = $1 and organization_id = $2 and ($3::int is null or version = $3) order by version desc limit 1`,
-    [id, orgId, version],
   );
   return rows[0] ?? null;
 }

@@ -1,23 +1,18 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
-import { actorOf, orgOf } from '../custom-fields/access.ts';
+import { errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
 import {
   CreateTemplateBody,
   FormTemplate,
   FormTemplateVersion,
   TemplateIdParams,
   TemplateListQuery,
-  TemplateRollbackBody,
-  TemplateVersionListQuery,
-  TemplateVersionParams,
   UpdateTemplateBody,
 } from './schemas.ts';
 import * as svc from './service.ts';
 import { versionRoutes } from '../../platform/versioned/routes.ts';
-import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['form-templates'];
@@ -26,7 +21,7 @@ const manage = requirePermission('form_templates.manage');
 
 /** Form templates with publish / versions / rollback (spec 4.5, 9.6), gated by form_templates.view / .manage. */
 export function formTemplateRoutes(app: FastifyInstance): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.post(
     '/v1/form-templates',
@@ -35,16 +30,14 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'createFormTemplate',
-        tags,
-        security: bearer,
         summary: 'Create a form template (published, version 1)',
         description: 'Needs form_templates.manage. Fields are live custom fields of entity type form. Honours Idempotency-Key.',
         body: CreateTemplateBody,
-        response: { 201: DataOf(FormTemplate), ...errorResponses },
+        response: { 201: DataOf(FormTemplate) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return reply.status(201).send({ data: await request.inTx((tx) => svc.createTemplate(tx, actor, request.body)) });
     },
   );
@@ -55,15 +48,13 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       onRequest: [view],
       schema: {
         operationId: 'listFormTemplates',
-        tags,
-        security: bearer,
         summary: 'List form templates',
         description: 'Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before.',
         querystring: TemplateListQuery,
-        response: { 200: ListOf(FormTemplate), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(FormTemplate), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgOf(contextOf(request)), request.query)),
+    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgIdOf(request), request.query)),
   );
 
   r.get(
@@ -72,14 +63,12 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       onRequest: [view],
       schema: {
         operationId: 'getFormTemplate',
-        tags,
-        security: bearer,
         summary: 'Read a form template',
         params: TemplateIdParams,
-        response: { 200: DataOf(FormTemplate), ...errorResponses },
+        response: { 200: DataOf(FormTemplate) },
       },
     },
-    async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgOf(contextOf(request)), request.params.id)) }),
+    async (request) => ({ data: await request.inTx((tx) => svc.getTemplate(tx, orgIdOf(request), request.params.id)) }),
   );
 
   r.patch(
@@ -88,16 +77,14 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'updateFormTemplate',
-        tags,
-        security: bearer,
         summary: 'Edit the template as a draft (same version)',
         params: TemplateIdParams,
         body: UpdateTemplateBody,
-        response: { 200: DataOf(FormTemplate), ...errorResponses },
+        response: { 200: DataOf(FormTemplate) },
       },
     },
     async (request) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return { data: await request.inTx((tx) => svc.updateTemplate(tx, actor, request.params.id, request.body)) };
     },
   );
@@ -108,24 +95,20 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       onRequest: [manage],
       schema: {
         operationId: 'deleteFormTemplate',
-        tags,
-        security: bearer,
         summary: 'Delete a form template (soft); existing forms keep their snapshots',
         params: TemplateIdParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       await request.inTx((tx) => svc.deleteTemplate(tx, actor, request.params.id));
       return reply.status(204).send(null);
     },
   );
 
-  versionRoutes(app, {
+  versionRoutes(r, {
     base: '/v1/form-templates',
-    tags,
-    errorResponses,
     manage,
     read: view,
     text: {
@@ -141,18 +124,9 @@ export function formTemplateRoutes(app: FastifyInstance): void {
     schemas: {
       resource: FormTemplate,
       version: FormTemplateVersion,
-      idParams: TemplateIdParams,
-      versionParams: TemplateVersionParams,
-      rollbackBody: TemplateRollbackBody,
-      versionListQuery: TemplateVersionListQuery,
     },
-    actorOf,
-    orgOf: (request) => orgOf(contextOf(request)),
-    service: {
-      publish: svc.publishTemplate,
-      rollback: svc.rollbackTemplate,
-      listVersions: svc.listTemplateVersions,
-      getVersion: svc.getTemplateVersion,
-    },
+    actorOf: orgActorOf,
+    orgOf: orgIdOf,
+    service: svc.templateLifecycle,
   });
 }

@@ -1,8 +1,7 @@
-import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, PositiveInt32 } from '@clinic/http-kit';
+import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
 
 export const TEMPLATE_SORT = { name: 'lower(name)', created_at: 'created_at' } as const;
-export const TEMPLATE_VERSION_SORT = { version: 'version' } as const;
 
 const TemplateFieldSchema = Type.Object(
   { custom_field_id: Uuid, required: Type.Boolean({ description: 'A value is needed before the form can be signed.' }) },
@@ -56,7 +55,6 @@ export const UpdateTemplateBody = Type.Object(
   { name: Type.Optional(Name), description: Type.Optional(Description), fields: Type.Optional(Fields) },
   { additionalProperties: false, description: 'Only what changes. The template becomes (or stays) a draft.' },
 );
-export const TemplateRollbackBody = Type.Object({ version: PositiveInt32() }, { additionalProperties: false });
 
 export const TemplateListQuery = ListQueryWith({
   sort: SortParam(TEMPLATE_SORT),
@@ -64,6 +62,4 @@ export const TemplateListQuery = ListQueryWith({
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   ...DateRangeQuery('created_at'),
 });
-export const TemplateVersionListQuery = ListQueryWith({ sort: SortParam(TEMPLATE_VERSION_SORT) });
 export const TemplateIdParams = Type.Object({ id: Uuid });
-export const TemplateVersionParams = Type.Object({ id: Uuid, version: Type.String({ maxLength: 10 }) });

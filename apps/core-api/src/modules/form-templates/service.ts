@@ -1,12 +1,13 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { audit, emit } from '../custom-fields/access.ts';
+import { audit } from '../../platform/audit.ts';
+import { emit } from '../events/emit.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
-import type { Actor } from '../../platform/actor.ts';
+import type { OrgActor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
-import { TEMPLATE_SORT, TEMPLATE_VERSION_SORT } from './schemas.ts';
+import { TEMPLATE_SORT } from './schemas.ts';
+import { versionLifecycle } from '../../platform/versioned/service.ts';
 
-type OrgActor = Actor & { orgId: string };
 const notFound = () => errors.notFound('No form template with this id in this organization.');
 
 export interface TemplateInput {
@@ -39,6 +40,21 @@ function cleanName(name: string): string {
 
 const contentOf = (r: q.TemplateRow): q.TemplateContent => ({ name: r.name, description: r.description, fields: r.fields });
 
+/** Publish, rollback and the version reads (spec 9.6), shared with the other versioned resources. */
+export const templateLifecycle = versionLifecycle({
+  entity: 'form_template',
+  noun: 'form template',
+  shortNoun: 'template',
+  notFound,
+  versions: q.templateVersions,
+  snapshotKey: 'template',
+  find: q.findTemplate,
+  save: q.saveTemplate,
+  contentOf,
+  // The fields are checked again: one may have been deleted or moved to another key since the draft was saved.
+  recheck: async (tx, orgId, content) => ({ ...content, fields: await checkFields(tx, orgId, content.fields) }),
+});
+
 /** Created published at version 1, with its snapshot archived (spec 9.6: the lifecycle of 3.1). */
 export async function createTemplate(
   tx: Queryable,
@@ -51,7 +67,7 @@ export async function createTemplate(
     fields: await checkFields(tx, actor.orgId, body.fields),
   };
   const row = await q.insertTemplate(tx, actor.orgId, content);
-  await q.insertTemplateVersion(tx, actor.orgId, row, actor.ctx.principalId);
+  await templateLifecycle.archive(tx, actor, row);
   await audit(tx, actor, 'form_template.created', 'form_template', row.id, { version: 1, template: content });
   await emit(tx, actor.orgId, 'form_template.published', { id: row.id, version: 1 });
   return row;
@@ -95,50 +111,9 @@ export async function updateTemplate(tx: Queryable, actor: OrgActor, id: string,
   return row;
 }
 
-export async function publishTemplate(tx: Queryable, actor: OrgActor, id: string) {
-  const current = await q.findTemplate(tx, actor.orgId, id, { forUpdate: true });
-  if (!current) throw notFound();
-  if (current.published)
-    throw errors.conflict('already_published', `Version ${current.version} is published and there is no draft; change the template first.`);
-  // The fields are checked again: one may have been deleted or moved to another key since the draft was saved.
-  const content = { ...contentOf(current), fields: await checkFields(tx, actor.orgId, current.fields) };
-  const row = await q.saveTemplate(tx, actor.orgId, id, content, { version: current.version + 1, published: true, publishedNow: true });
-  await q.insertTemplateVersion(tx, actor.orgId, row, actor.ctx.principalId);
-  await audit(tx, actor, 'form_template.published', 'form_template', id, { version: row.version, template: content });
-  await emit(tx, actor.orgId, 'form_template.published', { id, version: row.version });
-  return row;
-}
-
-export async function rollbackTemplate(tx: Queryable, actor: OrgActor, id: string, version: number) {
-  const current = await q.findTemplate(tx, actor.orgId, id, { forUpdate: true });
-  if (!current) throw notFound();
-  const snap = await q.findTemplateVersion(tx, actor.orgId, id, version);
-  if (!snap) throw errors.notFound(`This form template has no version ${version}.`);
-  const row = await q.saveTemplate(tx, actor.orgId, id, snap.template, { version: current.version, published: false, publishedNow: false });
-  await audit(tx, actor, 'form_template.rolled_back', 'form_template', id, { to_version: version, version: row.version });
-  await emit(tx, actor.orgId, 'form_template.updated', { id, version: row.version, published: false, rolled_back_to: version });
-  return row;
-}
-
 export async function deleteTemplate(tx: Queryable, actor: OrgActor, id: string): Promise<void> {
   const row = await q.softDeleteTemplate(tx, actor.orgId, id);
   if (!row) throw notFound();
   await audit(tx, actor, 'form_template.deleted', 'form_template', id, { version: row.version });
   await emit(tx, actor.orgId, 'form_template.deleted', { id });
-}
-
-export async function listTemplateVersions(tx: Queryable, orgId: string, id: string, query: Record<string, unknown>) {
-  await getTemplate(tx, orgId, id);
-  const page = parsePagination(query);
-  const sort = parseSort(query.sort, TEMPLATE_VERSION_SORT, '-version', 'version');
-  const { rows, total } = await q.listTemplateVersions(tx, orgId, id, page, sort.sql);
-  return listEnvelope(rows, page, total);
-}
-
-export async function getTemplateVersion(tx: Queryable, orgId: string, id: string, version: string) {
-  await getTemplate(tx, orgId, id);
-  const n = /^[1-9]\d{0,8}$/.test(version) ? Number(version) : null;
-  const row = n ? await q.findTemplateVersion(tx, orgId, id, n) : null;
-  if (!row) throw errors.notFound(`This form template has no version ${version}.`);
-  return row;
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from '@clinic/db';
+import { prepared, type Queryable } from '@clinic/db';
 import { SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 import type { FieldType } from '../custom-fields/definition.ts';
 
@@ -86,20 +86,20 @@ export async function insertSnapshots(tx: Queryable, orgId: string, formId: stri
   );
 }
 
+// The reads of one form, on every GET, PATCH and signing of it: prepared, as their plans under the policies
+// cost more than running them.
+const SNAPSHOTS = `select custom_field_id, version, key, label, field_type, options, private, required
+     from form_field_snapshots where form_id = $1 and organization_id = $2 order by position`;
+const FIND = `select ${COLUMNS} from forms where id = $1 and organization_id = $2 and deleted_at is null`;
+
 export async function findSnapshots(tx: Queryable, orgId: string, formId: string): Promise<FieldSnapshot[]> {
-  const { rows } = await tx.query<FieldSnapshot>(
-    `select custom_field_id, version, key, label, field_type, options, private, required
-     from form_field_snapshots where form_id = $1 and organization_id = $2 order by position`,
-    [formId, orgId],
-  );
+  const { rows } = await tx.query<FieldSnapshot>(SNAPSHOTS, [formId, orgId], prepared(SNAPSHOTS));
   return rows;
 }
 
 export async function findForm(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<FormRow | null> {
-  const { rows } = await tx.query<FormRow>(
-    `select ${COLUMNS} from forms where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
-    [id, orgId],
-  );
+  const text = opts.forUpdate ? `${FIND} for update` : FIND;
+  const { rows } = await tx.query<FormRow>(text, [id, orgId], prepared(text));
   return rows[0] ?? null;
 }
 

@@ -1,14 +1,15 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { audit, emit } from '../custom-fields/access.ts';
+import { audit } from '../../platform/audit.ts';
+import { emit } from '../events/emit.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
-import { findTemplate, findTemplateVersion } from '../form-templates/queries.ts';
-import type { Actor } from '../../platform/actor.ts';
+import { findTemplate, templateVersions } from '../form-templates/queries.ts';
+import type { OrgActor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { FORM_SORT } from './schemas.ts';
 
-type OrgActor = Actor & { orgId: string; patientCaller: boolean };
+type FormActor = OrgActor & { patientCaller: boolean };
 export const formNotFound = () => errors.notFound('No form with this id in this organization.');
 export const formSigned = () => errors.conflict('form_signed', 'The form is signed and can no longer change.');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,14 +52,14 @@ function mergeValues(current: Record<string, unknown>, input: Record<string, unk
  */
 export async function createForm(
   tx: Queryable,
-  actor: OrgActor,
+  actor: FormActor,
   body: { form_template_id: string; patient_id: string; values?: Record<string, unknown> },
 ) {
   const templateId = body.form_template_id.toLowerCase();
   const patientId = body.patient_id.toLowerCase();
   const problems: Record<string, string> = {};
   const template = await findTemplate(tx, actor.orgId, templateId);
-  const version = template ? await findTemplateVersion(tx, actor.orgId, templateId, null) : null;
+  const version = template ? await templateVersions.find(tx, actor.orgId, templateId, null) : null;
   if (!version) problems.form_template_id = 'no live form template with this id in this organization';
   if (!(await q.livePatientExists(tx, actor.orgId, patientId))) problems.patient_id = 'no patient with this id in this organization';
   if (Object.keys(problems).length) throw errors.validation(problems);
@@ -117,9 +118,10 @@ export async function createForm(
 }
 
 export async function loadForm(tx: Queryable, orgId: string, id: string, opts: { forUpdate?: boolean } = {}) {
-  const row = await q.findForm(tx, orgId, id, opts);
+  // Both statements at once: pipelined, they cost one round trip (the snapshots of a missing form are none).
+  const [row, fields] = await Promise.all([q.findForm(tx, orgId, id, opts), q.findSnapshots(tx, orgId, id)]);
   if (!row) throw formNotFound();
-  return { row, fields: await q.findSnapshots(tx, orgId, id) };
+  return { row, fields };
 }
 
 export async function getForm(tx: Queryable, orgId: string, id: string, patientCaller: boolean) {
@@ -162,7 +164,7 @@ export async function listForms(
  */
 export async function fillForm(
   tx: Queryable,
-  actor: OrgActor,
+  actor: FormActor,
   id: string,
   body: { values: Record<string, unknown>; patient_id?: string; organization_id?: string; status?: string },
 ) {
@@ -185,7 +187,7 @@ export async function fillForm(
 }
 
 /** POST /v1/forms/{id}/sign: pending -> signed, once (409 already_signed); required fields must be filled. */
-export async function signForm(tx: Queryable, actor: OrgActor, id: string) {
+export async function signForm(tx: Queryable, actor: FormActor, id: string) {
   const { row, fields } = await loadForm(tx, actor.orgId, id, { forUpdate: true });
   if (row.status === 'signed') throw errors.conflict('already_signed', 'The form is already signed.');
   const missing = fields.filter(
@@ -203,7 +205,7 @@ export async function signForm(tx: Queryable, actor: OrgActor, id: string) {
 }
 
 /** DELETE /v1/forms/{id} (forms.delete_unsigned): soft; a signed form is never deleted (409). */
-export async function deleteForm(tx: Queryable, actor: OrgActor, id: string): Promise<void> {
+export async function deleteForm(tx: Queryable, actor: FormActor, id: string): Promise<void> {
   const { row } = await loadForm(tx, actor.orgId, id, { forUpdate: true });
   if (row.status === 'signed') throw formSigned();
   await q.softDeleteForm(tx, actor.orgId, id);

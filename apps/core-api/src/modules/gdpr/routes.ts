@@ -1,12 +1,11 @@
 import { deleteErasedObjects } from '../me/account-service.ts';
 import { DataOf, ErrorResponse, Timestamp, Uuid, nullable } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { createJobRunner } from './export.ts';
 import { downloadExport, eraseData, getExport, requestExport, restrictProcessing } from './service.ts';
-import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['gdpr'];
@@ -69,7 +68,7 @@ const ExportJob = Type.Object(
  * a data subject's rights never depend on accepting new terms.
  */
 export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
   const runner = createJobRunner(rt.db, rt.logger);
   app.addHook('onReady', async () => runner.start());
   app.addHook('onClose', async () => runner.stop());
@@ -77,16 +76,14 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/gdpr/restrict',
     {
-      config: { consentExempt: true },
+      config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'restrictProcessing',
-        tags,
         summary: "Restrict (or lift the restriction of) processing of a data subject's data",
         description:
           SUBJECT_DOC +
           'patient_id needs gdpr.restrict_processing. restricted true (default) records a restriction, false lifts it (404 when none ' +
           'is active). Feature gates then answer 403 processing_restricted for that person.',
-        security: bearer,
         body: Type.Object(
           {
             ...subjectFields,
@@ -95,7 +92,7 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: DataOf(Restriction), ...errorResponses },
+        response: { 200: DataOf(Restriction) },
       },
     },
     async (request) => {
@@ -107,10 +104,9 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/gdpr/erase',
     {
-      config: { consentExempt: true },
+      config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'eraseData',
-        tags,
         summary: 'Erase (anonymise) a data subject, keeping the consent ledger and audit trail',
         description:
           SUBJECT_DOC +
@@ -119,9 +115,8 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
           'records the clinic retains, with the name and date of birth that identify them (listed in the gdpr.erased audit entry). The account ' +
           'itself is anonymised only when nothing else links the person to the platform. The caller itself or a superadmin erase ' +
           'the whole account, as DELETE /v1/me (409 last_admin for the last administrator of an organization).',
-        security: bearer,
         body: Type.Object(subjectFields, { additionalProperties: false }),
-        response: { 200: DataOf(EraseResult), ...errorResponses },
+        response: { 200: DataOf(EraseResult) },
       },
     },
     async (request) => {
@@ -138,15 +133,13 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'exportData',
-        tags,
         summary: "Start a machine-readable export (JSON archive) of a data subject's data",
         description:
           SUBJECT_DOC +
           'patient_id needs gdpr.export_data. 202 with the job; poll GET /v1/gdpr/exports/{id} for status and progress, then ' +
           'download the archive from its download_url (kept 7 days). Honours Idempotency-Key (a retry gets the same job).',
-        security: bearer,
         body: Type.Object(subjectFields, { additionalProperties: false }),
-        response: { 202: DataOf(ExportJob), ...errorResponses },
+        response: { 202: DataOf(ExportJob) },
       },
     },
     async (request, reply) => {
@@ -163,13 +156,11 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true },
       schema: {
         operationId: 'getExport',
-        tags,
         summary: 'Status and progress of an export job',
         description:
           'Readable by whoever requested it, and by holders of gdpr.export_data at the organization it was made for; 404 otherwise.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
-        response: { 200: DataOf(ExportJob), ...errorResponses },
+        response: { 200: DataOf(ExportJob) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => getExport(tx, request.params.id.toLowerCase())) }),
@@ -181,14 +172,11 @@ export function gdprRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true },
       schema: {
         operationId: 'downloadExport',
-        tags,
         summary: 'Download the JSON archive of a finished export',
         description: 'Same access as getExport. 409 export_not_ready until the job is done; 410 export_expired after expires_at. Audited.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         response: {
           200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'application/json attachment' }),
-          ...errorResponses,
           410: ErrorResponse,
         },
       },

@@ -157,8 +157,21 @@ export async function eraseData(tx: Queryable, actor: Actor, input: SubjectInput
       specialist_profiles_removed: r.specialists_removed?.length ?? 0,
       exercise_sessions_removed: r.exercise_sessions_removed?.length ?? 0,
       media_sessions_removed: r.media_sessions_removed ?? 0,
+      appointment_files_removed: r.appointment_files_removed?.length ?? 0,
+      appointment_reviews_removed: r.appointment_reviews_removed ?? 0,
+      appointments_cancelled: r.appointments_cancelled?.length ?? 0,
+      appointments_cleared: r.appointments_cleared ?? 0,
+      documents_removed: r.documents_removed?.length ?? 0,
+      plan_sessions_removed: r.plan_sessions_removed ?? 0,
+      treatment_enrollments_removed: r.treatment_enrollments_removed?.length ?? 0,
+      treatment_plans_removed: r.treatment_plans_removed?.length ?? 0,
+      messages_cleared: r.messages_cleared ?? 0,
+      automation_runs_cancelled: r.automation_runs_cancelled ?? 0,
+      patient_tags_removed: r.patient_tags_removed ?? 0,
+      segment_memberships_removed: r.segment_memberships_removed ?? 0,
       // Ids, so that the clinic can tell the person which records it keeps and why (art. 12(4)).
       signed_forms_retained: (r.signed_forms_retained ?? []).map((f) => f.id),
+      documents_retained: (r.documents_retained ?? []).map((d) => d.id),
     },
   );
   return { outcome, assetKeys: erasedObjectKeys(r) };

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Queryable } from '@clinic/db';
+import { isForeignKeyViolation, isUniqueViolation, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 export interface LocationRow {
@@ -120,10 +120,17 @@ export async function updateLocation(
   }
 }
 
+/** Refused (409 location_in_use) while specialists or services are linked to it (their foreign keys restrict). */
 export async function deleteLocation(tx: Queryable, orgId: string, id: string): Promise<LocationRow | null> {
-  const { rows } = await tx.query<LocationRow>(`delete from locations where id = $1 and organization_id = $2 returning ${COLUMNS}`, [
-    id,
-    orgId,
-  ]);
-  return rows[0] ?? null;
+  try {
+    const { rows } = await tx.query<LocationRow>(`delete from locations where id = $1 and organization_id = $2 returning ${COLUMNS}`, [
+      id,
+      orgId,
+    ]);
+    return rows[0] ?? null;
+  } catch (err) {
+    if (isForeignKeyViolation(err))
+      throw errors.conflict('location_in_use', 'Specialists or services are linked to this location; unlink them first.');
+    throw err;
+  }
 }

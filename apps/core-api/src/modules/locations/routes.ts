@@ -1,12 +1,11 @@
 import { DataOf, ErrorResponse, ListOf, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, requireStaff as requireStaffGate } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { CreateLocationBody, Location, LocationListQuery, LocationParams, UpdateLocationBody } from './schemas.ts';
 import { createLocation, deleteLocation, getLocation, listLocations, updateLocation } from './service.ts';
-import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['locations'];
@@ -19,7 +18,7 @@ const requireStaff = requireStaffGate('Locations are readable by staff members o
 /** Locations of an organization (spec 4.5, Planned). */
 export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.post(
     '/v1/organizations/:id/locations',
@@ -28,14 +27,12 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'createLocation',
-        tags,
         summary: 'Create a location',
         description:
           'Needs locations.manage. 409 location_name_taken when the organization has a location of that name. Honours Idempotency-Key.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         body: CreateLocationBody,
-        response: { 201: DataOf(Location), ...errorResponses },
+        response: { 201: DataOf(Location) },
       },
     },
     async (request, reply) => {
@@ -52,13 +49,11 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireStaff],
       schema: {
         operationId: 'listLocations',
-        tags,
         summary: 'List the locations of an organization (any staff member)',
         description: 'Pagination, sort (name, created_at; newest first by default), q (name or city substring), created_at_after/_before.',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         querystring: LocationListQuery,
-        response: { 200: ListOf(Location), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(Location), 422: ErrorResponse },
       },
     },
     async (request) => request.inTx((tx) => listLocations(tx, request.params.id, request.query)),
@@ -71,11 +66,9 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [requireStaff],
       schema: {
         operationId: 'getLocation',
-        tags,
         summary: 'Read a location (any staff member)',
-        security: bearer,
         params: LocationParams,
-        response: { 200: DataOf(Location), ...errorResponses },
+        response: { 200: DataOf(Location) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => getLocation(tx, request.params.id, request.params.locationId)) }),
@@ -88,13 +81,11 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'updateLocation',
-        tags,
         summary: 'Change some fields of a location',
         description: 'Needs locations.manage. Send only the fields to change; null or an empty string clears an optional field.',
-        security: bearer,
         params: LocationParams,
         body: UpdateLocationBody,
-        response: { 200: DataOf(Location), ...errorResponses },
+        response: { 200: DataOf(Location) },
       },
     },
     async (request) => {
@@ -110,12 +101,11 @@ export function locationRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'deleteLocation',
-        tags,
         summary: 'Delete a location',
-        description: 'Needs locations.manage. The row is removed; the audit entry keeps its last state.',
-        security: bearer,
+        description:
+          'Needs locations.manage. The row is removed; the audit entry keeps its last state. 409 location_in_use while specialists or services are linked to it.',
         params: LocationParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {

@@ -29,6 +29,9 @@ export function canonicalTimeZone(tz: string): string | null {
   }
 }
 
+/** An assigned ISO 3166-1 alpha-2 code (upper case). */
+export const isCountryCode = (code: string): boolean => COUNTRIES.has(code);
+
 const PHONE = /^\+?[0-9()./ -]{3,40}$/;
 
 export type LocationBody = Partial<Record<Writable, string | null>>;

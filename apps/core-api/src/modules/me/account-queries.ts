@@ -31,12 +31,31 @@ export interface EraseResult {
   specialists_removed?: { id: string; organization_id: string }[];
   exercise_sessions_removed?: { id: string; organization_id: string; replay_key: string | null }[];
   media_sessions_removed?: number;
+  // Migration 0068: appointments.
+  appointment_files_removed?: { id: string; organization_id: string; appointment_id: string; asset_key: string }[];
+  appointment_reviews_removed?: number;
+  appointments_cancelled?: { id: string; organization_id: string }[];
+  appointments_cleared?: number;
+  // Migration 0100: documents (those of signed forms and published ones are retained).
+  documents_removed?: { id: string; organization_id: string; asset_key: string | null }[];
+  documents_retained?: { id: string; organization_id: string }[];
+  // Migration 0085: telerehab (plan sessions, enrollments and the plans written for the person).
+  plan_sessions_removed?: number;
+  treatment_enrollments_removed?: { id: string; organization_id: string }[];
+  treatment_plans_removed?: { id: string; organization_id: string }[];
+  // Migration 0093: messages and automations (message texts and addresses cleared, queued runs cancelled).
+  automation_runs_cancelled?: number;
+  messages_cleared?: number;
+  patient_tags_removed?: number;
+  segment_memberships_removed?: number;
 }
 
-/** The stored objects an erasure let go (form files, pose replays): the caller deletes them after commit. */
+/** The stored objects an erasure let go (form and appointment files, documents, pose replays): the caller deletes them after commit. */
 export function erasedObjectKeys(r: EraseResult): string[] {
   return [
     ...(r.form_files_removed ?? []).map((f) => f.asset_key),
+    ...(r.appointment_files_removed ?? []).map((f) => f.asset_key),
+    ...(r.documents_removed ?? []).flatMap((d) => (d.asset_key ? [d.asset_key] : [])),
     ...(r.exercise_sessions_removed ?? []).flatMap((s) => (s.replay_key ? [s.replay_key] : [])),
   ];
 }

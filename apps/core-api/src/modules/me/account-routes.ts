@@ -1,11 +1,10 @@
 import { DataOf, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Runtime } from '../../platform/runtime.ts';
 import { erasedObjectKeys } from './account-queries.ts';
 import { deleteErasedObjects, deleteMe, leaveClinic } from './account-service.ts';
-import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['me'];
@@ -22,24 +21,22 @@ const LeaveResult = Type.Object(
 /** The cascades of spec 3.2 that the person starts: leaving a clinic, deleting the account. */
 export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.post(
     '/v1/me/clinics/:org_id/leave',
     {
       // Reachable while consents are missing: ending a relation never needs accepting new terms.
-      config: { consentExempt: true },
+      config: { consentExempt: true, idempotent: true },
       schema: {
         operationId: 'leaveClinic',
-        tags,
         summary: 'Stop being a patient of a clinic',
         description:
           "In one transaction: the caller's patient record at the clinic is soft-deleted and every consent held there is " +
           'withdrawn (org_terms and org_privacy_notice included, reason left_clinic). 404 not_found when the caller is not a ' +
           "patient there. Onboarding again revives the record and asks for the clinic's consents again.",
-        security: bearer,
         params: Type.Object({ org_id: Uuid }),
-        response: { 200: DataOf(LeaveResult), ...errorResponses },
+        response: { 200: DataOf(LeaveResult) },
       },
     },
     async (request) => {
@@ -54,7 +51,6 @@ export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { consentExempt: true },
       schema: {
         operationId: 'deleteMe',
-        tags,
         summary: "Delete the caller's account (anonymise it everywhere)",
         description:
           'In one transaction: every consent is withdrawn (platform_terms and platform_privacy_notice included, reason ' +
@@ -62,8 +58,7 @@ export function accountRoutes(app: FastifyInstance, rt: Runtime): void {
           'deleted-<id>@invalid, sign-in identity unlinked). The consent ledger and the audit trail are kept: they refer to ' +
           'the id. 409 last_admin when the caller is the last member of an organization who can manage its members. ' +
           'Signing in again with the same identity starts a new, empty account.',
-        security: bearer,
-        response: { 204: Type.Null(), ...errorResponses },
+        response: { 204: Type.Null() },
       },
     },
     async (request, reply) => {

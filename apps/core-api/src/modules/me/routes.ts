@@ -1,9 +1,8 @@
 import { DataOf, ErrorResponse, PickerOf, Timestamp, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { currentUser, listMyClinics, switchOrganization, updateMe } from './service.ts';
-import { bearer, contextOf } from '../../platform/route.ts';
+import { contextOf, routesOf } from '../../platform/route.ts';
 
 const Membership = Type.Object({ organization_id: Uuid, role_id: Uuid, role_code: Type.String() });
 
@@ -69,16 +68,14 @@ const MyClinic = Type.Object(
 );
 
 export function meRoutes(app: FastifyInstance): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags: ['me'], errors: {} });
 
   r.get(
     '/v1/me',
     {
       schema: {
         operationId: 'getMe',
-        tags: ['me'],
         summary: 'The current user, with role and permissions at the organization in scope',
-        security: bearer,
         response: { 200: DataOf(CurrentUser), 401: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
       },
     },
@@ -90,9 +87,7 @@ export function meRoutes(app: FastifyInstance): void {
     {
       schema: {
         operationId: 'switchOrganization',
-        tags: ['me'],
         summary: 'Store the organization that later requests without X-Organization-ID default to',
-        security: bearer,
         body: Type.Object({ organization_id: Uuid }, { additionalProperties: false }),
         response: {
           200: DataOf(Type.Object({ current_organization_id: Uuid, message: Type.String() })),
@@ -114,14 +109,12 @@ export function meRoutes(app: FastifyInstance): void {
     {
       schema: {
         operationId: 'updateMe',
-        tags: ['me'],
         summary: "Change the caller's own preferences (preferred language)",
         description:
           'Send only the fields to change; an empty body or an unknown field is 400 validation_error. preferred_language ' +
           "null inherits the organization's language_code. Returns the current user as GET /v1/me does, plus " +
           'effective_language (preferred_language, else the language_code of the organization in scope, else en). ' +
           'Audited as user.updated in platform scope.',
-        security: bearer,
         body: UpdateMeBody,
         response: { 200: DataOf(UpdatedUser), 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
       },
@@ -137,13 +130,11 @@ export function meRoutes(app: FastifyInstance): void {
     {
       schema: {
         operationId: 'listMyClinics',
-        tags: ['me'],
         summary: 'Every organization the caller can enter, as staff and/or as patient',
         description:
           'Across organizations (it ignores X-Organization-ID): staff memberships and live patient links, by name. ' +
           'The whole list, without pagination: it is bounded by what the caller has been given, and a picker that ' +
           'dropped some would hide a clinic. A superadmin has no memberships: use GET /v1/organizations.',
-        security: bearer,
         response: { 200: PickerOf(MyClinic), 401: ErrorResponse, 404: ErrorResponse, 429: ErrorResponse },
       },
     },

@@ -1,7 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import { NIL_UUID } from '@clinic/db';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { hasOrgAccess, type RequestContext } from '../../platform/identity/context.ts';
 import { findOrganization } from '../organizations/queries.ts';
 import {
@@ -53,15 +53,13 @@ export async function updateMe(tx: Queryable, ctx: RequestContext, input: Update
   if (from === undefined) throw errors.unauthorized();
   if (from !== to) {
     await storePreferredLanguage(tx, ctx.principalId, to);
-    await insertAudit(tx, {
-      organizationId: null,
-      actorUserId: ctx.principalId,
-      action: 'user.updated',
-      entityType: 'user',
-      entityId: ctx.principalId,
-      data: { changes: { preferred_language: { from, to } } },
-      ip,
-    });
+    await recordChange(
+      tx,
+      { ctx, ip },
+      'user.updated',
+      { type: 'user', id: ctx.principalId, organizationId: null },
+      { changes: { preferred_language: { from, to } } },
+    );
   }
   return { ...currentUser({ ...ctx, preferredLanguage: to }), effective_language: await effectiveLanguage(tx, ctx, to) };
 }
@@ -111,15 +109,13 @@ export async function switchOrganization(tx: Queryable, ctx: RequestContext, org
   if (!isMember && !ctx.isSuperadmin) throw errors.forbidden('You are not a member of that organization.');
   if (ctx.isSuperadmin && !(await findOrganization(tx, organizationId))) throw errors.organizationNotFound();
   await storeCurrentOrganization(tx, ctx.principalId, organizationId);
-  await insertAudit(tx, {
-    organizationId,
-    actorUserId: ctx.principalId,
-    action: 'user.switched_organization',
-    entityType: 'user',
-    entityId: ctx.principalId,
-    data: { from_organization_id: ctx.orgId },
-    ip,
-  });
+  await recordChange(
+    tx,
+    { ctx, ip },
+    'user.switched_organization',
+    { type: 'user', id: ctx.principalId, organizationId },
+    { from_organization_id: ctx.orgId },
+  );
   return {
     current_organization_id: organizationId,
     message: 'Switched organization. Fetch GET /v1/me again to load your role and permissions there.',

@@ -1,4 +1,4 @@
-import { DataOf, ErrorResponse, errors, ListOf, rateLimitHeaders, Uuid, type RateLimiter } from '@clinic/http-kit';
+import { DataOf, enforceLimit, ErrorResponse, ListOf, Uuid, type RateLimiter } from '@clinic/http-kit';
 import type { Database } from '@clinic/db';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
@@ -13,20 +13,23 @@ import {
   UpdateOrganizationBody,
 } from './schemas.ts';
 import { createOrganization, getOrganization, getOrgSettings, listOrganizations, resolvePublic, updateOrganization } from './service.ts';
-import { actorOf, bearer, contextOf, errorSchemas } from '../../platform/route.ts';
+import { actorOf, contextOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 export interface OrganizationRouteDeps {
   db: Database;
   resolveLimiter: RateLimiter;
 }
 
-const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
+// Every authenticated route can answer 401 and 429; all but the list of one's own organizations also these.
+const errorResponses = errorSchemas(400, 403, 404, 409);
 const IdParams = Type.Object({ id: Uuid });
 
 export function organizationRoutes(app: FastifyInstance, deps: OrganizationRouteDeps): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags: ['organizations'], errors: errorSchemas(401, 429) });
+  // Public routes (no token, config.public): not under the module's bearer security and error set.
+  const open = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  r.get(
+  open.get(
     '/v1/public/organizations/resolve',
     {
       config: { public: true },
@@ -34,9 +37,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       // this route's X-RateLimit-* headers, including the 422s of the query schema (spec 8).
       onRequest: [
         async (request, reply) => {
-          const decision = await deps.resolveLimiter.consume(`ip:${request.ip}`);
-          reply.headers(rateLimitHeaders(decision));
-          if (!decision.allowed) throw errors.rateLimited(decision.resetSeconds);
+          await enforceLimit(deps.resolveLimiter, `ip:${request.ip}`, reply);
         },
       ],
       schema: {
@@ -59,14 +60,12 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
     {
       schema: {
         operationId: 'listOrganizations',
-        tags: ['organizations'],
         summary: 'List the organizations where the caller is a staff member (superadmin: all)',
         description:
           'Staff memberships only; organizations where the caller is a patient are listed by GET /v1/me/clinics. A ' +
           'superadmin (no memberships) gets every organization. Pagination; sort by name, slug, created_at (newest first ' +
           'by default; an unknown field is 422 validation_failed with fields.sort); q (substring of name or slug); ' +
           'created_at_after/_before.',
-        security: bearer,
         querystring: OrganizationListQuery,
         response: { 200: ListOf(Organization), 401: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
       },
@@ -85,9 +84,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       onRequest: [requireSuperadmin()],
       schema: {
         operationId: 'createOrganization',
-        tags: ['organizations'],
         summary: 'Create an organization (superadmin); clones the system role templates atomically',
-        security: bearer,
         body: CreateOrganizationBody,
         response: { 201: DataOf(Organization), ...errorResponses, 422: ErrorResponse },
       },
@@ -106,9 +103,7 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       onRequest: [requireOrgAccess()],
       schema: {
         operationId: 'getOrganization',
-        tags: ['organizations'],
         summary: 'Read an organization (member, patient or superadmin)',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         response: { 200: DataOf(Organization), ...errorResponses },
       },
@@ -123,14 +118,12 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       onRequest: [requirePermission('organizations.update')],
       schema: {
         operationId: 'updateOrganization',
-        tags: ['organizations'],
         summary: 'Change the name, slug or language of an organization',
         description:
           'Needs organizations.update in that organization (superadmins pass). Send only the fields to change; an empty ' +
           'body or an unknown field is 400 validation_error. language_code is stored as given: front-ends render en and ro ' +
           'and fall back to en for any other value. A slug used by another organization is 409 slug_taken. Audited as ' +
           'organization.updated with the changed fields (from, to); a body that changes nothing writes nothing.',
-        security: bearer,
         params: IdParams,
         body: UpdateOrganizationBody,
         response: { 200: DataOf(Organization), ...errorResponses },
@@ -148,13 +141,11 @@ export function organizationRoutes(app: FastifyInstance, deps: OrganizationRoute
       onRequest: [requirePermission('organizations.view_directory')],
       schema: {
         operationId: 'getOrgSettings',
-        tags: ['organizations'],
         summary: 'Read the settings of an organization',
         description:
           'Needs organizations.view_directory in that organization (spec 2.7; every system role holds it, patients do not). ' +
           "language_code is the organization's (front-ends render en and ro and fall back to en); default_timezone is " +
           'the IANA zone used where no location gives one.',
-        security: bearer,
         params: IdParams,
         response: { 200: DataOf(OrganizationSettings), ...errorResponses },
       },

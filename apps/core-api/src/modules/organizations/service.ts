@@ -130,3 +130,30 @@ export async function resolvePublic(
   if (!org) throw errors.organizationNotFound();
   return org;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The organization a public booking route serves (spec 5.2-5.3): `organization` (its id or slug) when
+ * given, else the request's host as a verified custom domain (what the front-end proxy forwards). One
+ * equality lookup on app_bypass with allow-listed columns; 404 organization_not_found otherwise.
+ */
+export async function resolveBookingOrganization(
+  db: Database,
+  by: { organization?: string | undefined; host: string },
+): Promise<OrganizationRow> {
+  const given = by.organization?.trim().toLowerCase();
+  if (given && UUID.test(given)) {
+    const org = await db.withScope({ role: 'app_bypass', principalId: null, orgId: null, permissions: [] }, (tx) =>
+      findOrganization(tx, given),
+    );
+    if (!org) throw errors.organizationNotFound();
+    return org;
+  }
+  if (given) return resolvePublic(db, { slug: given });
+  const host = by.host.toLowerCase().replace(/:\d+$/, '');
+  if (!DOMAIN.test(host)) {
+    throw errors.queryValidation({ organization: 'name the organization (its id or slug), or call from its custom domain' });
+  }
+  return resolvePublic(db, { domain: host });
+}

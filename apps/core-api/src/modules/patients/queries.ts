@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Queryable } from '@clinic/db';
+import { isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 export interface PatientRow {
@@ -21,7 +21,8 @@ export const RECORD_COLUMNS = ['first_name', 'last_name', 'date_of_birth', 'phon
 export type RecordColumn = (typeof RECORD_COLUMNS)[number];
 export type PatientRecord = Record<RecordColumn, string | null> & { custom_field_values: Record<string, unknown> };
 
-const COLUMNS = `id, organization_id, user_id, app.patient_email(id) as email, first_name, last_name,
+// user_email: the person's email, kept on live rows by triggers (migration 0070).
+const COLUMNS = `id, organization_id, user_id, user_email as email, first_name, last_name,
   to_char(date_of_birth, 'YYYY-MM-DD') as date_of_birth, phone, notes, profile_shared, custom_field_values, created_at, updated_at`;
 
 // Every statement names the organization: superadmins run on app_bypass, where no policy narrows rows.
@@ -54,8 +55,7 @@ export async function insertPatient(
         principalId,
       ],
     );
-    // Read back: app.patient_email() in RETURNING runs before the new row is visible to it.
-    return (await findPatient(tx, orgId, rows[0]!.id)) ?? rows[0]!;
+    return rows[0]!;
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.conflict('patient_exists', 'This person already has a patient record at this organization.');
     throw err;
@@ -92,6 +92,16 @@ export async function softDeletePatient(tx: Queryable, orgId: string, id: string
   return row;
 }
 
+/**
+ * A page of live patients and their exact total, without reading every patient of the organization:
+ * - unfiltered, the total is the organization's counter (patient_counts, kept by triggers) and the page an
+ *   index range in the sort's order;
+ * - with `q`, the matching ids come from the trigram index through app.patient_search() and are read here
+ *   under the caller's policies, the total counted over them in the same statement (one search per request;
+ *   only a page past the end asks for the total again);
+ * - a date range alone counts its range of the (organization_id, created_at) index.
+ * The statements of a request leave together (pipelined), as prepared statements (planned once per connection).
+ */
 export async function listPatients(
   tx: Queryable,
   orgId: string,
@@ -101,19 +111,67 @@ export async function listPatients(
 ): Promise<{ rows: PatientRow[]; total: number }> {
   const where = new SqlWhere().add('organization_id = ?', orgId).add('deleted_at is null').dateRange('created_at', f.created);
   if (f.q) {
-    const p = containsPattern(f.q);
-    where.add(
-      "(first_name ilike ? or last_name ilike ? or (coalesce(first_name, '') || ' ' || coalesce(last_name, '')) ilike ? or phone ilike ?)",
-      p,
-      p,
-      p,
-      p,
-    );
+    where.add('id in (select app.patient_search(?, ?))', orgId, containsPattern(f.q));
+    const countParams = [...where.params];
+    const text = `select ${COLUMNS}, count(*) over ()::int as total from patients where ${where.text}
+       order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`;
+    const { rows } = await tx.query<PatientRow & { total: number }>(text, where.params, prepared(text));
+    // The rows keep their total column: callers present the fields they name.
+    if (rows.length || page.offset === 0) return { rows, total: rows[0]?.total ?? 0 };
+    const count = await tx.query<{ total: number }>(`select count(*)::int as total from patients where ${where.text}`, countParams);
+    return { rows: [], total: count.rows[0]!.total };
   }
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from patients where ${where.text}`, where.params);
-  const { rows } = await tx.query<PatientRow>(
-    `select ${COLUMNS} from patients where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
-    where.params,
+  const ranged = f.created.after !== undefined || f.created.before !== undefined;
+  const countText = ranged
+    ? `select count(*)::int as total from patients where ${where.text}`
+    : 'select coalesce(sum(live), 0)::int as total from patient_counts where organization_id = $1';
+  const countParams = ranged ? [...where.params] : [orgId];
+  const pageText = `select ${COLUMNS} from patients where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`;
+  const [count, list] = await Promise.all([
+    tx.query<{ total: number }>(countText, countParams, prepared(countText)),
+    tx.query<PatientRow>(pageText, where.params, prepared(pageText)),
+  ]);
+  return { rows: list.rows, total: count.rows[0]!.total };
+}
+
+/** The demographics of the profile (GET, PUT /v1/patients/{id}/profile) besides the record's names, birth date and phone. */
+export const PROFILE_COLUMNS = [
+  'sex',
+  'address_line1',
+  'address_line2',
+  'city',
+  'region',
+  'postal_code',
+  'country',
+  'preferred_language',
+  'external_record_number',
+] as const;
+export type ProfileColumn = (typeof PROFILE_COLUMNS)[number];
+export type ProfileRow = PatientRow & Record<ProfileColumn, string | null>;
+export type ProfileInput = Omit<PatientRecord, 'notes'> & Record<ProfileColumn, string | null>;
+
+export async function findProfile(tx: Queryable, orgId: string, id: string, forUpdate = false): Promise<ProfileRow | null> {
+  const { rows } = await tx.query<ProfileRow>(
+    `select ${COLUMNS}, ${PROFILE_COLUMNS.join(', ')} from patients
+     where id = $1 and organization_id = $2 and deleted_at is null${forUpdate ? ' for update' : ''}`,
+    [id, orgId],
   );
-  return { rows, total: count.rows[0]!.total };
+  return rows[0] ?? null;
+}
+
+/** Writes the whole profile (the staff notes are not part of it). */
+export async function updateProfile(tx: Queryable, orgId: string, id: string, p: ProfileInput): Promise<void> {
+  const cols = ['first_name', 'last_name', 'date_of_birth', 'phone', ...PROFILE_COLUMNS] as const;
+  try {
+    await tx.query(
+      `update patients set ${cols.map((c, i) => `${c} = $${i + 3}${c === 'date_of_birth' ? '::date' : ''}`).join(', ')},
+         custom_field_values = $${cols.length + 3}::jsonb
+       where id = $1 and organization_id = $2`,
+      [id, orgId, ...cols.map((c) => p[c]), JSON.stringify(p.custom_field_values)],
+    );
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw errors.conflict('external_record_number_taken', 'Another patient of this organization has this record number.');
+    throw err;
+  }
 }

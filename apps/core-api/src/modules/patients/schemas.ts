@@ -58,7 +58,70 @@ export const PutPatientBody = Type.Object(
 
 export const PatientListQuery = ListQueryWith({
   sort: SortParam(PATIENT_SORT),
-  q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name or phone.' })),
+  q: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description:
+        'Trimmed, then a case-insensitive substring of the name ("first last"), the phone or the email of live patients. Three characters or more use the search index; shorter ones read every patient of the organization.',
+    }),
+  ),
   ...DateRangeQuery('created_at'),
 });
 export const PatientParams = Type.Object({ id: Uuid });
+
+const demographics = {
+  sex: nullable(Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Literal('other'), Type.Literal('unknown')])),
+  address_line1: nullable(Type.String({ maxLength: 200 })),
+  address_line2: nullable(Type.String({ maxLength: 200 })),
+  city: nullable(Type.String({ maxLength: 100 })),
+  region: nullable(Type.String({ maxLength: 100, description: 'State, county or province.' })),
+  postal_code: nullable(Type.String({ maxLength: 20 })),
+  country: nullable(Type.String({ maxLength: 2, description: 'ISO 3166-1 alpha-2, either case.' })),
+  preferred_language: nullable(
+    Type.String({ maxLength: 35, description: "BCP 47 tag for messages and documents; null: the organization's language." }),
+  ),
+  external_record_number: nullable(
+    Type.String({ maxLength: 64, description: "The clinic's own record number; staff only, unique among live records." }),
+  ),
+};
+
+export const PatientProfile = Type.Object(
+  {
+    patient_id: Uuid,
+    organization_id: Uuid,
+    email: nullable(Type.String({ description: 'Read-only: the email of the person.' })),
+    first_name: nullable(Type.String()),
+    last_name: nullable(Type.String()),
+    date_of_birth: nullable(Type.String({ format: 'date' })),
+    phone: nullable(Type.String()),
+    ...demographics,
+    external_record_number: Type.Optional(demographics.external_record_number),
+    custom_fields: Type.Record(Type.String(), Type.Unknown()),
+    updated_at: Timestamp,
+  },
+  { $id: 'PatientProfile' },
+);
+
+export const PutPatientProfileBody = Type.Object(
+  {
+    first_name: record.first_name,
+    last_name: record.last_name,
+    date_of_birth: record.date_of_birth,
+    phone: record.phone,
+    sex: Type.Optional(demographics.sex),
+    address_line1: Type.Optional(demographics.address_line1),
+    address_line2: Type.Optional(demographics.address_line2),
+    city: Type.Optional(demographics.city),
+    region: Type.Optional(demographics.region),
+    postal_code: Type.Optional(demographics.postal_code),
+    country: Type.Optional(demographics.country),
+    preferred_language: Type.Optional(demographics.preferred_language),
+    external_record_number: Type.Optional(demographics.external_record_number),
+    custom_fields: record.custom_fields,
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The whole profile: fields left out are cleared. external_record_number is staff only (a patient's value is ignored); 409 external_record_number_taken.",
+  },
+);

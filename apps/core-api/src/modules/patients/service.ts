@@ -1,14 +1,15 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, normalizeEmail, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
-import { audit, emit } from '../custom-fields/access.ts';
+import { audit } from '../../platform/audit.ts';
+import { emit } from '../events/emit.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
-import type { Actor } from '../../platform/actor.ts';
+import type { OrgActor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
+import { orgAcceptsPatients, privacyNoticeMissing } from '../consents/queries.ts';
 import { PATIENT_SORT } from './schemas.ts';
 
-type OrgActor = Actor & { orgId: string };
 const notFound = () => errors.notFound('No patient with this id in this organization.');
 
 export interface PatientBody {
@@ -24,20 +25,47 @@ export interface PatientBody {
   organization_id?: string;
 }
 
-/** What a caller sees: patient callers get no staff notes, no private fields, no internal user id (spec 5.8). */
-export function present(row: q.PatientRow, fields: PublishedField[], patientCaller: boolean) {
-  const { custom_field_values, notes, user_id, ...rest } = row;
-  return {
-    ...rest,
-    ...(patientCaller ? {} : { user_id, notes }),
-    custom_fields: presentValues(custom_field_values, fields, patientCaller),
+/**
+ * What a caller sees: patient callers get no staff notes, no private fields, no internal user id (spec 5.8).
+ * Written out field by field: a list presents every row of its page, and copying the row with object rest
+ * and spread cost about 3 us a row (a sixth of a 50-row page's CPU in bench/directory.ts).
+ */
+export function present(row: q.PatientRow, fields: PublishedField[], patientCaller: boolean): PresentedPatient {
+  const out: PresentedPatient = {
+    id: row.id,
+    organization_id: row.organization_id,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    date_of_birth: row.date_of_birth,
+    phone: row.phone,
+    profile_shared: row.profile_shared,
+    custom_fields: presentValues(row.custom_field_values, fields, patientCaller),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
+  if (!patientCaller) {
+    out.user_id = row.user_id;
+    out.notes = row.notes;
+  }
+  return out;
 }
+
+export type PresentedPatient = Omit<q.PatientRow, 'custom_field_values' | 'notes' | 'user_id'> & {
+  user_id?: string;
+  notes?: string | null;
+  custom_fields: Record<string, unknown>;
+};
 
 const PHONE = /^\+?[0-9()./ -]{3,40}$/;
 
 /** The record columns from a body; left-out fields are null (PUT replaces the editable record). */
-function recordOf(body: PatientBody, current: q.PatientRow | null, fields: PublishedField[], patientCaller: boolean): q.PatientRecord {
+export function recordOf(
+  body: PatientBody,
+  current: q.PatientRow | null,
+  fields: PublishedField[],
+  patientCaller: boolean,
+): q.PatientRecord {
   const problems: Record<string, string> = {};
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
   const rec = {
@@ -66,6 +94,7 @@ export async function createPatient(tx: Queryable, actor: OrgActor, body: Patien
   const checked = normalizeEmail(body.email);
   if (!checked.ok) throw errors.validation({ email: checked.problem });
   const email = checked.email;
+  if (!(await orgAcceptsPatients(tx, actor.orgId))) throw privacyNoticeMissing();
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
   const rec = recordOf(body, null, fields, false);
   const userId = await q.ensurePatientUser(tx, email);
@@ -95,8 +124,11 @@ export async function listPatients(
   const sort = parseSort(query.sort, PATIENT_SORT);
   const created = parseDateRange(query, 'created_at');
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listPatients(tx, orgId, { q: text || undefined, created }, sort, page);
-  const fields = await publishedFieldsOf(tx, orgId, 'patient');
+  // The field definitions leave with the page's statements: one round trip for the three.
+  const [{ rows, total }, fields] = await Promise.all([
+    q.listPatients(tx, orgId, { q: text || undefined, created }, sort, page),
+    publishedFieldsOf(tx, orgId, 'patient'),
+  ]);
   return listEnvelope(
     rows.map((r) => present(r, fields, false)),
     page,

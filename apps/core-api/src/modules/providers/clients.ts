@@ -67,6 +67,21 @@ async function ping(t: PingTarget, timeoutMs: number, agents: Agents): Promise<v
     }
     return;
   }
+  if (t.capability === 'sms') {
+    // The account answers with these credentials (Twilio: GET /2010-04-01/Accounts/{sid}.json).
+    const base = str(t.config.endpoint_url) || 'https://api.twilio.com';
+    const sid = t.credentials.account_sid!;
+    const res = await request(new URL(`/2010-04-01/Accounts/${encodeURIComponent(sid)}.json`, base), {
+      headers: { authorization: `Basic ${Buffer.from(`${sid}:${t.credentials.auth_token}`).toString('base64')}` },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      dispatcher: agents.undici,
+    });
+    await res.body.dump();
+    if (res.statusCode === 401 || res.statusCode === 403) throw new Error(`SMS provider rejected the credentials (HTTP ${res.statusCode})`);
+    if (res.statusCode !== 200) throw new Error(`SMS provider answered HTTP ${res.statusCode}`);
+    return;
+  }
   const base = str(t.config.endpoint_url) || 'https://api.clerk.com';
   const res = await request(new URL('/v1/users?limit=1', base), {
     headers: { authorization: `Bearer ${t.credentials.secret_key}` },

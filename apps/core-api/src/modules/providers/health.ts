@@ -2,7 +2,7 @@ import type { Database } from '@clinic/db';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../platform/secrets.ts';
 import type { WorkerRegistry } from '../../worker/types.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { describeFailure, pingProvider } from './clients.ts';
 import { openCredentials, scrub } from './credentials.ts';
 import { assertPublicEndpoint } from './endpoint.ts';
@@ -50,14 +50,13 @@ export async function checkProviders(deps: HealthDeps): Promise<HealthResult[]> 
     const updated = await deps.db.transaction(async (tx) => {
       const next = await recordHealth(tx, row.id, row.updated_at, outcome);
       if (next && next.status !== row.status) {
-        await insertAudit(tx, {
-          organizationId: row.organization_id,
-          actorUserId: null,
-          action: 'platform_service_provider.status_changed',
-          entityType: 'platform_service_provider',
-          entityId: row.id,
-          data: { capability: row.capability, from: row.status, to: next.status, ...(outcome.ok ? {} : { last_error: outcome.error }) },
-        });
+        await recordChange(
+          tx,
+          null,
+          'platform_service_provider.status_changed',
+          { type: 'platform_service_provider', id: row.id, organizationId: row.organization_id },
+          { capability: row.capability, from: row.status, to: next.status, ...(outcome.ok ? {} : { last_error: outcome.error }) },
+        );
       }
       return next;
     });

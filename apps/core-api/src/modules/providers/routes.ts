@@ -1,6 +1,5 @@
 import type { Database } from '@clinic/db';
 import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Uuid } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requireSuperadmin } from '../../platform/gates.ts';
@@ -9,7 +8,7 @@ import { listProviders } from './queries.ts';
 import { createProviderResolver, type ProviderResolver } from './resolver.ts';
 import { CAPABILITIES, CreateOverrideBody, Provider, Resolved, UpdateProviderBody, type Capability } from './schemas.ts';
 import { createOverride, getProvider, toPublic, updateProviderRow } from './service.ts';
-import { bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 const tags = ['operator'];
@@ -29,16 +28,12 @@ export function providerResolverOf(rt: Runtime): ProviderResolver {
 
 /** Operator surface (spec 2.11, 4.10): superadmin only. */
 export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
   const deps = { secrets: rt.secrets, allowPrivateEndpoints: rt.config.providers.allowPrivateEndpoints };
   // Per app instance: two instances in one process (tests) keep separate caches, as two processes would.
   const resolver = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
   resolvers.set(rt.db, resolver);
   const gate = [requireSuperadmin()];
-  const actorOf = (request: { ctx: unknown; ip: string }) => ({
-    ctx: request.ctx as NonNullable<import('fastify').FastifyRequest['ctx']>,
-    ip: request.ip,
-  });
 
   r.get(
     BASE,
@@ -46,17 +41,15 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: gate,
       schema: {
         operationId: 'listPlatformServiceProviders',
-        tags,
         summary: 'List provider rows (credentials masked)',
         description: 'Superadmin. Filters: capability, organization_id. Platform rows first.',
-        security: bearer,
         querystring: Type.Object({
           page: Type.Optional(Type.String()),
           limit: Type.Optional(Type.String()),
           capability: Type.Optional(Type.Union(CAPABILITIES.map((c) => Type.Literal(c)))),
           organization_id: Type.Optional(Uuid),
         }),
-        response: { 200: ListOf(Provider), ...errorResponses },
+        response: { 200: ListOf(Provider) },
       },
     },
     async (request) =>
@@ -77,16 +70,14 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: gate,
       schema: {
         operationId: 'resolvePlatformServiceProvider',
-        tags,
         summary: 'Which provider this instance uses for a capability (and organization)',
         description:
           "Superadmin. The organization's override, else the platform row, else the deployment default; inactive rows are skipped. A row in error answers 502 provider_unavailable and is never replaced silently. Served from this instance's cache (PROVIDER_CACHE_TTL_SECONDS, 5 minutes).",
-        security: bearer,
         querystring: Type.Object({
           capability: Type.Union(CAPABILITIES.map((c) => Type.Literal(c))),
           organization_id: Type.Optional(Uuid),
         }),
-        response: { 200: DataOf(Resolved), ...errorResponses, 502: ErrorResponse },
+        response: { 200: DataOf(Resolved), 502: ErrorResponse },
       },
     },
     async (request) => {
@@ -110,11 +101,9 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: gate,
       schema: {
         operationId: 'getPlatformServiceProvider',
-        tags,
         summary: 'Read a provider row (credentials masked)',
-        security: bearer,
         params: Type.Object({ id: Uuid }),
-        response: { 200: DataOf(Provider), ...errorResponses },
+        response: { 200: DataOf(Provider) },
       },
     },
     async (request) => ({ data: toPublic(await request.inTx((tx) => getProvider(tx, request.params.id.toLowerCase())), rt.secrets) }),
@@ -127,13 +116,11 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       config: { idempotent: true },
       schema: {
         operationId: 'createPlatformServiceProvider',
-        tags,
         summary: 'Add a per-organization provider override',
         description:
           'Superadmin. Body shapes of spec 2.11 for the capability; the row is active at once and the health check watches it. 409 provider_exists when the organization has one.',
-        security: bearer,
         body: CreateOverrideBody,
-        response: { 201: DataOf(Provider), ...errorResponses, 409: ErrorResponse },
+        response: { 201: DataOf(Provider), 409: ErrorResponse },
       },
     },
     async (request, reply) => {
@@ -151,14 +138,12 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: gate,
       schema: {
         operationId: 'updatePlatformServiceProvider',
-        tags,
         summary: 'Rotate credentials, change config or (de)activate a provider row',
         description:
           "Superadmin (spec 4.10). credentials replace the stored set (sealed with AES-256-GCM); config keys merge and the result must match spec 2.11; status active or inactive. Bumps updated_at, audits the diff with credentials masked, and drops this instance's cache; other instances follow within PROVIDER_CACHE_TTL_SECONDS. Revoke the old credential only after the health check shows active.",
-        security: bearer,
         params: Type.Object({ id: Uuid }),
         body: UpdateProviderBody,
-        response: { 200: DataOf(Provider), ...errorResponses },
+        response: { 200: DataOf(Provider) },
       },
     },
     async (request) => {

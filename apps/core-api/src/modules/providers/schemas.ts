@@ -1,7 +1,7 @@
 import { Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type, type TSchema } from 'typebox';
 
-export const CAPABILITIES = ['email', 'storage', 'auth'] as const;
+export const CAPABILITIES = ['email', 'storage', 'auth', 'sms'] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
 const endpointUrl = Type.String({
@@ -27,6 +27,31 @@ export const SHAPES: Record<Capability, { provider: string; credentials: TSchema
         region,
         from_address: Type.String({ pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 320 }),
         configuration_set: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+        endpoint_url: endpointUrl,
+        smtp_endpoint: Type.Optional(
+          Type.String({
+            maxLength: 2000,
+            description:
+              "Where messages are sent (modules/messages): empty or absent is SES's SMTP interface of the region (smtps://email-smtp.<region>.amazonaws.com:465); smtp://host:port or smtps://host:port otherwise (a local SMTP server in development).",
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  sms: {
+    // An HTTP API in the shape of Twilio's Messages resource (modules/messages/sms.ts).
+    provider: 'twilio',
+    credentials: Type.Object(
+      {
+        account_sid: Type.String({ pattern: '^AC[0-9a-fA-F]{32}$' }),
+        auth_token: Type.String({ pattern: '^[0-9a-fA-F]{32}$' }),
+      },
+      { additionalProperties: false },
+    ),
+    config: Type.Object(
+      {
+        from_number: Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164 sender number' }),
         endpoint_url: endpointUrl,
       },
       { additionalProperties: false },
@@ -60,7 +85,7 @@ export const SHAPES: Record<Capability, { provider: string; credentials: TSchema
 };
 
 /** Credential fields that identify a key without being secret: shown as their last four characters. */
-export const HINTED = new Set(['access_key_id', 'publishable_key']);
+export const HINTED = new Set(['access_key_id', 'publishable_key', 'account_sid']);
 
 export const Provider = Type.Object(
   {

@@ -6,7 +6,7 @@ import type { SecretBox } from '../../platform/secrets.ts';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
-import { resolvesPublicly } from '../../platform/outgoing-url.ts';
+import { resolvesPublicly, urlProblem } from '../../platform/outgoing-url.ts';
 import { endpointProblem } from './endpoint.ts';
 import { findProvider, insertOverride, updateProvider, type ProviderRow, organizationExists } from './queries.ts';
 import { SHAPES, type Capability } from './schemas.ts';
@@ -43,6 +43,10 @@ async function validate(capability: Capability, creds: unknown, config: Record<s
       endpointProblem(config.endpoint_url, allowPrivate) ??
       (config.endpoint_url === '' ? null : await resolvesPublicly(config.endpoint_url, allowPrivate));
     if (problem) fields['config.endpoint_url'] = problem;
+  }
+  if (typeof config.smtp_endpoint === 'string' && config.smtp_endpoint !== '') {
+    const problem = urlProblem(config.smtp_endpoint, allowPrivate, { schemes: ['smtp:', 'smtps:'] });
+    if (problem) fields['config.smtp_endpoint'] = problem;
   }
   if (Object.keys(fields).length) throw errors.validation(fields, `The ${capability} provider body does not match spec 2.11; see fields.`);
 }

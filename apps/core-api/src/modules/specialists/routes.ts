@@ -1,35 +1,28 @@
-import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
-import { actorOf, isPatientCaller, orgOf } from '../custom-fields/access.ts';
-import { hasPermission } from '../../platform/identity/context.ts';
-import { CreateSpecialistBody, PutSpecialistBody, Specialist, SpecialistListQuery, SpecialistParams } from './schemas.ts';
+import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
+import { isPatientCaller } from '../../platform/identity/context.ts';
+import { readGate, writeGate } from './gates.ts';
+import { getSpecialistProfile, putSpecialistProfile } from './profile.ts';
+import {
+  CreateSpecialistBody,
+  PutSpecialistBody,
+  PutSpecialistProfileBody,
+  Specialist,
+  SpecialistListQuery,
+  SpecialistParams,
+  SpecialistProfile,
+} from './schemas.ts';
 import * as svc from './service.ts';
-import { bearer, contextOf, errorSchemas } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['specialists'];
 
-/** specialists.view, or a patient of the organization (the clinic's directory, without contact details). */
-async function readGate(request: FastifyRequest): Promise<void> {
-  const ctx = request.ctx;
-  if (!ctx) throw errors.unauthorized();
-  if (!hasPermission(ctx, 'specialists.view') && !isPatientCaller(ctx))
-    throw errors.forbidden('This needs the specialists.view permission in the organization.');
-}
-/** specialists.update_org, or specialists.update_self (the service checks that the profile is the caller's own). */
-async function writeGate(request: FastifyRequest): Promise<void> {
-  const ctx = contextOf(request);
-  if (!hasPermission(ctx, 'specialists.update_org') && !hasPermission(ctx, 'specialists.update_self')) {
-    throw errors.forbidden('This needs the specialists.update_org or specialists.update_self permission in the organization.');
-  }
-}
-
 /** Specialists (spec 4.5) as far as forms need them: a staff member's profile with custom field values. */
 export function specialistRoutes(app: FastifyInstance): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
 
   r.get(
     '/v1/specialists',
@@ -37,18 +30,16 @@ export function specialistRoutes(app: FastifyInstance): void {
       onRequest: [readGate],
       schema: {
         operationId: 'listSpecialists',
-        tags,
-        security: bearer,
         summary: 'List the specialists of the organization',
         description:
           'specialists.view, or a patient of the organization (contact details stripped). Pagination, sort (display_name, created_at), q, created_at_after/_before.',
         querystring: SpecialistListQuery,
-        response: { 200: ListOf(Specialist), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(Specialist), 422: ErrorResponse },
       },
     },
     async (request) => {
       const ctx = contextOf(request);
-      return request.inTx((tx) => svc.listSpecialists(tx, orgOf(ctx), request.query, isPatientCaller(ctx)));
+      return request.inTx((tx) => svc.listSpecialists(tx, orgIdOf(request), request.query, isPatientCaller(ctx)));
     },
   );
 
@@ -59,17 +50,15 @@ export function specialistRoutes(app: FastifyInstance): void {
       onRequest: [requirePermission('specialists.create')],
       schema: {
         operationId: 'createSpecialist',
-        tags,
-        security: bearer,
         summary: 'Create the specialist profile of a staff member',
         description:
           'Needs specialists.create. user_id must be a member of the organization. 409 specialist_exists. Honours Idempotency-Key.',
         body: CreateSpecialistBody,
-        response: { 201: DataOf(Specialist), ...errorResponses },
+        response: { 201: DataOf(Specialist) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return reply.status(201).send({ data: await request.inTx((tx) => svc.createSpecialist(tx, actor, request.body)) });
     },
   );
@@ -80,16 +69,14 @@ export function specialistRoutes(app: FastifyInstance): void {
       onRequest: [readGate],
       schema: {
         operationId: 'getSpecialist',
-        tags,
-        security: bearer,
         summary: 'Read a specialist',
         params: SpecialistParams,
-        response: { 200: DataOf(Specialist), ...errorResponses },
+        response: { 200: DataOf(Specialist) },
       },
     },
     async (request) => {
       const ctx = contextOf(request);
-      return { data: await request.inTx((tx) => svc.getSpecialist(tx, orgOf(ctx), request.params.id, isPatientCaller(ctx))) };
+      return { data: await request.inTx((tx) => svc.getSpecialist(tx, orgIdOf(request), request.params.id, isPatientCaller(ctx))) };
     },
   );
 
@@ -99,17 +86,15 @@ export function specialistRoutes(app: FastifyInstance): void {
       onRequest: [writeGate],
       schema: {
         operationId: 'updateSpecialist',
-        tags,
-        security: bearer,
         summary: 'Replace a specialist profile',
         description: 'specialists.update_org, or the specialist itself with specialists.update_self.',
         params: SpecialistParams,
         body: PutSpecialistBody,
-        response: { 200: DataOf(Specialist), ...errorResponses },
+        response: { 200: DataOf(Specialist) },
       },
     },
     async (request) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       return { data: await request.inTx((tx) => svc.putSpecialist(tx, actor, request.params.id, request.body)) };
     },
   );
@@ -120,17 +105,52 @@ export function specialistRoutes(app: FastifyInstance): void {
       onRequest: [requirePermission('specialists.delete')],
       schema: {
         operationId: 'deleteSpecialist',
-        tags,
-        security: bearer,
         summary: 'Delete a specialist profile (soft)',
         params: SpecialistParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {
-      const actor = actorOf(request);
+      const actor = orgActorOf(request);
       await request.inTx((tx) => svc.deleteSpecialist(tx, actor, request.params.id));
       return reply.status(204).send(null);
+    },
+  );
+
+  r.get(
+    '/v1/specialists/:id/profile',
+    {
+      onRequest: [readGate],
+      schema: {
+        operationId: 'getSpecialistProfile',
+        summary: "Read a specialist's professional profile",
+        description: 'specialists.view, or a patient of the organization (without private custom fields). Never contact data.',
+        params: SpecialistParams,
+        response: { 200: DataOf(SpecialistProfile) },
+      },
+    },
+    async (request) => {
+      const ctx = contextOf(request);
+      return { data: await request.inTx((tx) => getSpecialistProfile(tx, orgIdOf(request), request.params.id, isPatientCaller(ctx))) };
+    },
+  );
+
+  r.put(
+    '/v1/specialists/:id/profile',
+    {
+      onRequest: [writeGate],
+      schema: {
+        operationId: 'updateSpecialistProfile',
+        summary: "Replace a specialist's professional profile",
+        description: 'specialists.update_org, or the specialist itself with specialists.update_self.',
+        params: SpecialistParams,
+        body: PutSpecialistProfileBody,
+        response: { 200: DataOf(SpecialistProfile) },
+      },
+    },
+    async (request) => {
+      const actor = orgActorOf(request);
+      return { data: await request.inTx((tx) => putSpecialistProfile(tx, actor, request.params.id, request.body)) };
     },
   );
 }

@@ -1,13 +1,14 @@
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, normalizeEmail, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
-import { audit, emit } from '../custom-fields/access.ts';
+import { audit } from '../../platform/audit.ts';
+import { emit } from '../events/emit.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
-import type { Actor } from '../../platform/actor.ts';
+import type { OrgActor } from '../../platform/actor.ts';
+import { canonicalLanguage } from '../../platform/locale.ts';
 import * as q from './queries.ts';
 import { SPECIALIST_SORT } from './schemas.ts';
 
-type OrgActor = Actor & { orgId: string };
 const notFound = () => errors.notFound('No specialist with this id in this organization.');
 
 export interface SpecialistBody {
@@ -20,11 +21,29 @@ export interface SpecialistBody {
   contact_email?: string | null;
   contact_phone?: string | null;
   custom_fields?: Record<string, unknown>;
+  languages?: string[];
+  bookable_online?: boolean;
+  specialty_ids?: string[];
+  location_ids?: string[];
 }
 
-/** Patient callers get no contact details, no private fields and no internal user id (spec 5.8). */
+/**
+ * The record. Patient callers get no contact details, no private fields and no internal user id (spec
+ * 5.8); the professional profile's own fields are read at /profile.
+ */
 export function present(row: q.SpecialistRow, fields: PublishedField[], patientCaller: boolean) {
-  const { custom_field_values, contact_email, contact_phone, user_id, ...rest } = row;
+  const {
+    custom_field_values,
+    contact_email,
+    contact_phone,
+    user_id,
+    gender: _g,
+    registration_number: _r,
+    qualifications: _q,
+    practising_since: _p,
+    booking_note: _b,
+    ...rest
+  } = row;
   return {
     ...rest,
     ...(patientCaller ? {} : { user_id, contact_email, contact_phone }),
@@ -40,6 +59,26 @@ function contactEmail(v: string | null | undefined): string | null {
   return checked.email;
 }
 
+/** BCP 47 tags, canonical (`en-us` -> `en-US`), without duplicates. */
+export function languagesOf(tags: string[] | undefined): string[] {
+  const out: string[] = [];
+  for (const tag of tags ?? []) {
+    const canonical = canonicalLanguage(tag);
+    if (!canonical) throw errors.validation({ languages: `"${tag}" is not a BCP 47 language tag such as ro or en-GB` });
+    if (!out.includes(canonical)) out.push(canonical);
+  }
+  return out;
+}
+
+function languageFilter(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const tag = canonicalLanguage(raw);
+  if (!tag) throw errors.queryValidation({ language: 'a BCP 47 language tag such as ro or en-GB' });
+  return tag;
+}
+
+const uniqueIds = (ids: string[] | undefined) => [...new Set((ids ?? []).map((id) => id.toLowerCase()))].sort();
+
 function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields: PublishedField[]): q.Profile {
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
   const display = body.display_name.trim();
@@ -51,20 +90,26 @@ function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields
     contact_email: contactEmail(body.contact_email),
     contact_phone: text(body.contact_phone),
   };
-  return { ...p, custom_field_values: replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, false) };
+  return {
+    ...p,
+    custom_field_values: replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, false),
+    languages: languagesOf(body.languages),
+    bookable_online: body.bookable_online ?? false,
+  };
 }
 
 export async function createSpecialist(tx: Queryable, actor: OrgActor, body: SpecialistBody & { user_id: string }) {
   const fields = await publishedFieldsOf(tx, actor.orgId, 'specialist');
-  const row = await q.insertSpecialist(tx, actor.orgId, body.user_id.toLowerCase(), profileOf(body, null, fields));
+  const id = await q.insertSpecialist(tx, actor.orgId, body.user_id.toLowerCase(), profileOf(body, null, fields));
+  await q.replaceLinks(tx, actor.orgId, id, { specialty_ids: uniqueIds(body.specialty_ids), location_ids: uniqueIds(body.location_ids) });
+  const row = (await q.findSpecialist(tx, actor.orgId, id))!;
   await audit(tx, actor, 'specialist.created', 'specialist', row.id, { user_id: row.user_id });
   await emit(tx, actor.orgId, 'specialist.created', { id: row.id, user_id: row.user_id });
   return present(row, fields, false);
 }
 
 export async function getSpecialist(tx: Queryable, orgId: string, id: string, patientCaller: boolean) {
-  const row = await q.findSpecialist(tx, orgId, id);
-  if (!row) throw notFound();
+  const row = await readableSpecialist(tx, orgId, id);
   return present(row, await publishedFieldsOf(tx, orgId, 'specialist'), patientCaller);
 }
 
@@ -73,7 +118,15 @@ export async function listSpecialists(tx: Queryable, orgId: string, query: Recor
   const sort = parseSort(query.sort, SPECIALIST_SORT);
   const created = parseDateRange(query, 'created_at');
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listSpecialists(tx, orgId, { q: text || undefined, created }, sort, page);
+  const filter = {
+    q: text || undefined,
+    created,
+    specialtyId: query.specialty_id as string | undefined,
+    locationId: query.location_id as string | undefined,
+    serviceId: query.service_id as string | undefined,
+    language: languageFilter(query.language),
+  };
+  const { rows, total } = await q.listSpecialists(tx, orgId, filter, sort, page);
   const fields = await publishedFieldsOf(tx, orgId, 'specialist');
   return listEnvelope(
     rows.map((r) => present(r, fields, patientCaller)),
@@ -82,8 +135,11 @@ export async function listSpecialists(tx: Queryable, orgId: string, query: Recor
   );
 }
 
-/** PUT: specialists.update_org, or the specialist itself with specialists.update_self. */
-export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, body: SpecialistBody) {
+/**
+ * The specialist a caller may edit, locked: specialists.update_org, or the specialist itself with
+ * specialists.update_self (403 otherwise, 404 when there is no such profile).
+ */
+export async function editableSpecialist(tx: Queryable, actor: OrgActor, id: string): Promise<q.SpecialistRow> {
   // Read first, then lock: FOR UPDATE applies the update policy, which hides other profiles from a
   // specialist holding only update_self, and that caller should learn 403, not 404.
   const seen = await q.findSpecialist(tx, actor.orgId, id);
@@ -101,6 +157,20 @@ export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, 
   }
   const current = await q.findSpecialist(tx, actor.orgId, id, { forUpdate: true });
   if (!current) throw notFound();
+  return current;
+}
+
+/** A specialist the caller can read (RLS decides), or 404. */
+export async function readableSpecialist(tx: Queryable, orgId: string, id: string): Promise<q.SpecialistRow> {
+  const row = await q.findSpecialist(tx, orgId, id);
+  if (!row) throw notFound();
+  return row;
+}
+
+/** PUT: specialists.update_org, or the specialist itself with specialists.update_self. */
+export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, body: SpecialistBody) {
+  const current = await editableSpecialist(tx, actor, id);
+  const ctx = actor.ctx;
   const fixed: Record<string, string> = {};
   if (body.user_id !== undefined && body.user_id.toLowerCase() !== current.user_id) fixed.user_id = 'a profile stays with its staff member';
   if (body.organization_id !== undefined && body.organization_id.toLowerCase() !== current.organization_id)
@@ -108,12 +178,30 @@ export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, 
   if (Object.keys(fixed).length) throw errors.validation(fixed);
   const fields = await publishedFieldsOf(tx, actor.orgId, 'specialist');
   const next = profileOf(body, current, fields);
+  const links = { specialty_ids: uniqueIds(body.specialty_ids), location_ids: uniqueIds(body.location_ids) };
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of q.PROFILE_COLUMNS) if (next[k] !== current[k]) changes[k] = { from: current[k], to: next[k] };
-  if (JSON.stringify(next.custom_field_values) !== JSON.stringify(current.custom_field_values))
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if (!same(next.custom_field_values, current.custom_field_values))
     changes.custom_fields = { from: current.custom_field_values, to: next.custom_field_values };
+  if (!same(next.languages, current.languages)) changes.languages = { from: current.languages, to: next.languages };
+  // Where a specialist works, what it practises and whether the public booking page lists it are the
+  // clinic's decisions: a specialist editing its own profile (update_self) cannot change them.
+  const clinicOwned: Record<string, [unknown, unknown]> = {
+    bookable_online: [current.bookable_online, next.bookable_online],
+    specialty_ids: [current.specialty_ids, links.specialty_ids],
+    location_ids: [current.location_ids, links.location_ids],
+  };
+  for (const [k, [from, to]] of Object.entries(clinicOwned)) {
+    if (same(from, to)) continue;
+    if (!(ctx.isSuperadmin || ctx.permissions.includes('specialists.update_org')))
+      throw errors.forbidden(`Changing ${k} needs specialists.update_org; send the current value to keep it.`);
+    changes[k] = { from, to };
+  }
   if (!Object.keys(changes).length) return present(current, fields, false);
-  const row = await q.updateSpecialist(tx, actor.orgId, id, next);
+  await q.updateSpecialist(tx, actor.orgId, id, next);
+  await q.replaceLinks(tx, actor.orgId, id, links);
+  const row = (await q.findSpecialist(tx, actor.orgId, id))!;
   // Which fields changed, never their values (names and contact details stay out of the append-only trail).
   await audit(tx, actor, 'specialist.updated', 'specialist', id, { fields: Object.keys(changes) });
   await emit(tx, actor.orgId, 'specialist.updated', { id, fields: Object.keys(changes) });

@@ -3,7 +3,7 @@ import type { RateLimiter } from '@clinic/http-kit';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
-import { insertAudit } from '../../platform/audit.ts';
+import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { WebhookSender, SendResult } from './sender.ts';
 import { signDelivery } from './signing.ts';
@@ -172,15 +172,14 @@ async function failureDisables(tx: Queryable, config: Config['webhooks'], d: Loa
 
 async function disableSubscription(tx: Queryable, d: Loaded, reason: 'gone' | 'failing', r: SendResult): Promise<void> {
   if (!(await disableSubscriptionRow(tx, d.subscription_id, reason))) return;
-  await insertAudit(tx, {
-    organizationId: d.organization_id,
-    actorUserId: null,
-    action: 'webhook_subscription.disabled',
-    entityType: 'webhook_subscription',
-    entityId: d.subscription_id,
-    actionContext: 'system',
-    data: { reason, status_code: r.statusCode, error: r.error, failing_since: d.failing_since },
-  });
+  await recordChange(
+    tx,
+    null,
+    'webhook_subscription.disabled',
+    { type: 'webhook_subscription', id: d.subscription_id, organizationId: d.organization_id },
+    { reason, status_code: r.statusCode, error: r.error, failing_since: d.failing_since },
+    { actionContext: 'system' },
+  );
   await emitEvent(tx, {
     organizationId: d.organization_id,
     type: 'webhook_subscription.disabled',

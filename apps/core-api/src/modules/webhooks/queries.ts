@@ -1,6 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 import type { SendResult } from './sender.ts';
+import { pageOf } from '../../platform/page.ts';
 
 /** A subscription as the API shows it: never a secret (spec 2.9: the secret appears only when created). */
 export interface SubscriptionRow {
@@ -73,28 +74,6 @@ export async function listSubscriptions(
   where.dateRange('created_at', filters.created);
   const from = `from webhook_subscriptions where ${where.text}`;
   return pageOf<SubscriptionRow>(tx, `select ${COLUMNS}`, from, where, sort, page);
-}
-
-/**
- * One page and the total in one statement (count(*) over ()); only a page past the end, which has no
- * row to carry the total, costs a second count.
- */
-async function pageOf<R>(
-  tx: Queryable,
-  select: string,
-  from: string,
-  where: SqlWhere,
-  sort: Sort,
-  page: Pagination,
-): Promise<{ rows: R[]; total: number }> {
-  const { rows } = await tx.query<R & { total: number }>(
-    `${select}, count(*) over ()::int as total ${from} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
-    where.params,
-  );
-  if (rows.length) return { rows: rows.map(({ total: _t, ...r }) => r as R), total: rows[0]!.total };
-  if (page.offset === 0) return { rows: [], total: 0 };
-  const { rows: n } = await tx.query<{ n: number }>(`select count(*)::int as n ${from}`, where.params.slice(0, -2));
-  return { rows: [], total: n[0]?.n ?? 0 };
 }
 
 export async function updateSubscription(

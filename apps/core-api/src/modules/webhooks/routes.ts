@@ -1,5 +1,4 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
@@ -21,7 +20,7 @@ import {
 } from './schemas.ts';
 import { createWebhookSender } from './sender.ts';
 import * as svc from './service.ts';
-import { actorOf, bearer, errorSchemas } from '../../platform/route.ts';
+import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 409, 429);
 const tags = ['webhooks'];
@@ -30,7 +29,7 @@ const ORG_NOTE = 'Needs webhooks.manage at the organization in scope (X-Organiza
 
 /** Webhook subscriptions (spec 4.9, 6.1): organization-scoped, behind webhooks.manage. */
 export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const r = routesOf(app, { tags, errors: errorResponses });
   const sender = createWebhookSender(rt.config.webhooks);
   app.addHook('onClose', async () => sender.close());
   const deps: svc.WebhookDeps = { secrets: rt.secrets, sender, config: rt.config.webhooks };
@@ -41,11 +40,9 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'listWebhookEventTypes',
-        tags,
         summary: 'The catalog of event types a subscription can choose',
         description: `${ORG_NOTE} The same catalog is in docs/events.md and in this description's webhooks section.`,
-        security: bearer,
-        response: { 200: DataOf(Type.Array(EventTypeInfo)), ...errorResponses },
+        response: { 200: DataOf(Type.Array(EventTypeInfo)) },
       },
     },
     async () => ({ data: svc.eventTypes() }),
@@ -57,12 +54,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'listWebhookSubscriptions',
-        tags,
         summary: 'List the webhook subscriptions of the organization',
         description: `${ORG_NOTE} Pagination, sort (created_at, url, status; newest first by default), status, created_at_after/_before. Never returns secrets.`,
-        security: bearer,
         querystring: SubscriptionListQuery,
-        response: { 200: ListOf(Subscription), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(Subscription), 422: ErrorResponse },
       },
     },
     async (request) => request.inTx((tx) => svc.listSubscriptions(tx, actorOf(request), request.query)),
@@ -75,12 +70,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'createWebhookSubscription',
-        tags,
         summary: 'Create a webhook subscription',
         description: `${ORG_NOTE} HTTPS URLs that resolve to public addresses only. The response carries signing_secret, shown this once. Honours Idempotency-Key.`,
-        security: bearer,
         body: CreateSubscriptionBody,
-        response: { 201: DataOf(SubscriptionWithSecret), ...errorResponses },
+        response: { 201: DataOf(SubscriptionWithSecret) },
       },
     },
     async (request, reply) => {
@@ -95,12 +88,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'getWebhookSubscription',
-        tags,
         summary: 'Read a webhook subscription',
         description: ORG_NOTE,
-        security: bearer,
         params: SubscriptionParams,
-        response: { 200: DataOf(Subscription), ...errorResponses },
+        response: { 200: DataOf(Subscription) },
       },
     },
     async (request) => ({ data: await request.inTx((tx) => svc.getSubscription(tx, actorOf(request), request.params.uid)) }),
@@ -112,13 +103,11 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'updateWebhookSubscription',
-        tags,
         summary: 'Change a webhook subscription (URL, event types, description, status)',
         description: `${ORG_NOTE} status "active" re-enables a disabled subscription; "disabled" pauses it (pending deliveries then fail).`,
-        security: bearer,
         params: SubscriptionParams,
         body: UpdateSubscriptionBody,
-        response: { 200: DataOf(Subscription), ...errorResponses },
+        response: { 200: DataOf(Subscription) },
       },
     },
     async (request) => ({
@@ -132,12 +121,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'deleteWebhookSubscription',
-        tags,
         summary: 'Delete a webhook subscription and its delivery log',
         description: ORG_NOTE,
-        security: bearer,
         params: SubscriptionParams,
-        response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses },
+        response: { 204: Type.Null({ description: 'Deleted' }) },
       },
     },
     async (request, reply) => {
@@ -152,13 +139,11 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'listWebhookDeliveries',
-        tags,
         summary: 'The delivery log: one row per attempt',
         description: `${ORG_NOTE} Pagination, sort (created_at, attempt, status_code; newest first), delivery_status, event_type, delivery_id, created_at_after/_before.`,
-        security: bearer,
         params: SubscriptionParams,
         querystring: AttemptListQuery,
-        response: { 200: ListOf(Attempt), ...errorResponses, 422: ErrorResponse },
+        response: { 200: ListOf(Attempt), 422: ErrorResponse },
       },
     },
     async (request) => request.inTx((tx) => svc.listDeliveryLog(tx, actorOf(request), request.params.uid, request.query)),
@@ -171,12 +156,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'testWebhookSubscription',
-        tags,
         summary: 'Send one real signed test delivery now and return its result',
         description: `${ORG_NOTE} Event type webhook.test, sent to this subscription only; logged like any attempt, never retried. 200 whatever the endpoint answered: see success and status_code.`,
-        security: bearer,
         params: SubscriptionParams,
-        response: { 200: DataOf(TestResult), ...errorResponses },
+        response: { 200: DataOf(TestResult) },
       },
     },
     async (request) => ({ data: await svc.sendTest((fn) => request.inTx(fn), deps, actorOf(request), request.params.uid) }),
@@ -189,13 +172,11 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'rotateWebhookSecret',
-        tags,
         summary: 'Replace the signing secret, keeping the old one for an overlap window',
         description: `${ORG_NOTE} Returns the new signing_secret once. Until previous_secret_expires_at deliveries carry both signatures (docs/events.md). Honours Idempotency-Key (a retry gets the same new secret instead of rotating again).`,
-        security: bearer,
         params: SubscriptionParams,
         body: RotateSecretBody,
-        response: { 200: DataOf(SubscriptionWithSecret), ...errorResponses },
+        response: { 200: DataOf(SubscriptionWithSecret) },
       },
     },
     async (request) => ({
@@ -210,12 +191,10 @@ export function webhookRoutes(app: FastifyInstance, rt: Runtime): void {
       onRequest: [manage],
       schema: {
         operationId: 'resendWebhookDelivery',
-        tags,
         summary: 'Send a failed delivery again',
         description: `${ORG_NOTE} 409 delivery_not_failed unless the delivery failed; the worker sends it as its next attempt (trigger "resend"). Honours Idempotency-Key.`,
-        security: bearer,
         params: DeliveryParams,
-        response: { 202: DataOf(ResendResult), ...errorResponses },
+        response: { 202: DataOf(ResendResult) },
       },
     },
     async (request, reply) => {

@@ -14,7 +14,7 @@ import {
 
 /**
  * The development issuer of the embedded default: an RS256 key generated into the data folder on
- * first use, so `npm run token -- <email>` and the server agree without any network. Never used when
+ * first use, so `npm run -s token -- <email>` and the server agree without any network. Never used when
  * NODE_ENV=production (config refuses it).
  */
 export interface DevIssuer {

@@ -30,6 +30,13 @@ export interface RequestContext {
    * means the re-consent gate answers 412 on every route that is not consent-exempt.
    */
   missingConsents: MissingConsent[];
+  /**
+   * Set when the request carries an impersonation token (POST /v1/patients/{id}/impersonate): the caller
+   * acts as the patient in the portal, and `byPrincipalId` is the staff member behind it.
+   */
+  impersonation: { id: string; byPrincipalId: string; patientId: string } | null;
+  /** A caregiver acting for this patient of the organization (X-Patient-ID and an active caregiver link). */
+  actingForPatientId: string | null;
 }
 
 export interface MissingConsent {
@@ -48,6 +55,11 @@ export function hasOrgAccess(ctx: RequestContext): boolean {
   return ctx.orgId !== null && (ctx.isSuperadmin || ctx.isStaff || ctx.isPatient);
 }
 
+/** A patient caller: no staff membership and no superadmin, acting by row ownership (spec 5.8). */
+export function isPatientCaller(ctx: RequestContext): boolean {
+  return !ctx.isSuperadmin && !ctx.isStaff && ctx.isPatient;
+}
+
 /**
  * The database scope of this request: superadmins on app_bypass, everyone else on app_rls. The
  * tenant setting is the chosen organization only where the caller has access; otherwise the nil
@@ -59,5 +71,6 @@ export function scopeOf(ctx: RequestContext): RequestScope {
     principalId: ctx.principalId,
     orgId: hasOrgAccess(ctx) ? ctx.orgId : NIL_UUID,
     permissions: ctx.isSuperadmin ? [] : ctx.permissions,
+    actingPatientId: ctx.actingForPatientId,
   };
 }

@@ -40,9 +40,18 @@ m as (
   from memberships m join roles r on r.id = m.role_id
   where m.user_id = (select id from u)
 ),
+-- Where the caller is a patient: its own live records, and (spec 2.3) the patients it is an active
+-- caregiver of (migration 0066).
 p as (
-  select coalesce(array_agg(pt.organization_id order by pt.created_at), '{}') as org_ids
-  from patients pt where pt.user_id = (select id from u) and pt.deleted_at is null
+  select coalesce(array_agg(x.organization_id order by x.created_at), '{}') as org_ids from (
+    select pt.organization_id, min(pt.created_at) as created_at from (
+      select organization_id, created_at from patients where user_id = (select id from u) and deleted_at is null
+      union all
+      select l.organization_id, l.created_at from caregiver_links l
+        join patients cp on cp.organization_id = l.organization_id and cp.id = l.patient_id and cp.deleted_at is null
+      where l.caregiver_user_id = (select id from u) and l.revoked_at is null
+    ) pt group by pt.organization_id
+  ) x
 ),
 chosen as (
   select case
@@ -162,11 +171,11 @@ export async function userIdBySubject(db: Queryable, subject: string): Promise<s
   return rows[0]?.id ?? null;
 }
 
-/** Idempotent patient link; returns the new row's id, or null when it existed or the organization does not. */
+/** Idempotent patient link; returns the new row's id, or null when it existed, the organization does not, or it takes no patients yet (no privacy notice: app.org_accepts_patients). */
 export async function linkPatient(db: Queryable, organizationId: string, userId: string): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
     `insert into patients (organization_id, user_id)
-     select $1, $2 where exists (select 1 from organizations where id = $1)
+     select $1, $2 where exists (select 1 from organizations where id = $1) and app.org_accepts_patients($1)
      on conflict (organization_id, user_id) do nothing
      returning id`,
     [organizationId, userId],
@@ -177,4 +186,54 @@ export async function linkPatient(db: Queryable, organizationId: string, userId:
 export async function permissionCatalog(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ code: string }>('select code from permissions order by code');
   return rows.map((r) => r.code);
+}
+
+const CONTEXT_BY_ID_SQL = CONTEXT_SQL.replace(
+  'with u as (select * from users where external_subject = $1)',
+  'with u as (select * from users where id = $1::uuid)',
+);
+if (CONTEXT_BY_ID_SQL === CONTEXT_SQL) throw new Error('CONTEXT_SQL no longer starts with the user by subject');
+
+/** The request context of a user named by id (an impersonated patient may never have signed in). */
+export async function loadContextByUserId(db: Queryable, userId: string, orgId: string, consentGate = true): Promise<ContextRow | null> {
+  const { rows } = await db.query<ContextRow>(CONTEXT_BY_ID_SQL, [userId, orgId, consentGate], { name: 'request_context_by_user_id' });
+  return rows[0] ?? null;
+}
+
+export interface ImpersonationRow {
+  id: string;
+  organization_id: string;
+  patient_id: string;
+  patient_user_id: string;
+  staff_user_id: string;
+  expires_at: Date;
+  /** Ended, expired, the patient record gone, or the staff member no longer holding patients.impersonate. */
+  live: boolean;
+}
+
+/** The session a token names (by its SHA-256), with whether it may still act. Runs as the owner. */
+export async function findImpersonation(db: Queryable, tokenHash: string): Promise<ImpersonationRow | null> {
+  const { rows } = await db.query<ImpersonationRow>(
+    `select s.id, s.organization_id, s.patient_id, s.patient_user_id, s.staff_user_id, s.expires_at,
+       (s.ended_at is null and s.expires_at > now()
+        and exists (select 1 from patients p where p.organization_id = s.organization_id and p.id = s.patient_id and p.deleted_at is null)
+        and exists (select 1 from memberships m join role_permissions rp on rp.role_id = m.role_id
+                    where m.user_id = s.staff_user_id and m.organization_id = s.organization_id
+                      and rp.permission_code = 'patients.impersonate')) as live
+     from impersonation_sessions s where s.token_hash = $1`,
+    [tokenHash],
+    { name: 'impersonation_by_token' },
+  );
+  return rows[0] ?? null;
+}
+
+/** Whether the user holds an active caregiver link to this live patient record of the organization. */
+export async function isActiveCaregiver(db: Queryable, orgId: string, patientId: string, userId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `select 1 from caregiver_links l join patients p on p.organization_id = l.organization_id and p.id = l.patient_id
+     where l.organization_id = $1 and l.patient_id = $2 and l.caregiver_user_id = $3 and l.revoked_at is null and p.deleted_at is null`,
+    [orgId, patientId, userId],
+    { name: 'active_caregiver_link' },
+  );
+  return rows.length > 0;
 }

@@ -33,7 +33,7 @@ export interface ContextRequest {
   log: FastifyBaseLogger;
 }
 
-function toContext(row: ContextRow, catalog: readonly string[]): RequestContext {
+export function toContext(row: ContextRow, catalog: readonly string[]): RequestContext {
   const isSuperadmin = row.platform_roles.includes('superadmin');
   const isStaff = row.org_id !== null && row.memberships.some((m) => m.organization_id === row.org_id);
   return {
@@ -54,6 +54,8 @@ function toContext(row: ContextRow, catalog: readonly string[]): RequestContext 
     isStaff,
     isPatient: row.org_id !== null && row.patient_org_ids.includes(row.org_id),
     missingConsents: row.missing_consents,
+    impersonation: null,
+    actingForPatientId: null,
   };
 }
 

@@ -1,10 +1,10 @@
 import type { Queryable } from '@clinic/db';
 import { DataOf, ErrorResponse, type ListEnvelope, ListOf } from '@clinic/http-kit';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Actor } from '../actor.ts';
-import { bearer } from '../route.ts';
+import type { ModuleRoutes } from '../route.ts';
+import { VersionIdParams, VersionListQuery, VersionParams, VersionRollbackBody } from './schemas.ts';
 
 type Gate = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -23,21 +23,13 @@ interface RouteText {
 export interface VersionedRoutes<Id extends string = string> {
   /** The collection path, e.g. `/v1/custom-fields`; the routes are `${base}/:id/publish` and so on. */
   base: string;
-  tags: string[];
-  errorResponses: Record<number, TSchema>;
   /** Gate of publish and rollback. */
   manage: Gate;
   /** Gate of the version reads. */
   read: Gate;
   text: { publish: RouteText; rollback: RouteText; listVersions: RouteText; getVersion: RouteText };
-  schemas: {
-    resource: TSchema;
-    version: TSchema;
-    idParams: TSchema;
-    versionParams: TSchema;
-    rollbackBody: TSchema;
-    versionListQuery: TSchema;
-  };
+  /** The resource and one version of it, as responses show them. */
+  schemas: { resource: TSchema; version: TSchema };
   actorOf: (request: FastifyRequest) => Actor;
   /** The organization whose versions are read. */
   orgOf: (request: FastifyRequest) => string;
@@ -47,34 +39,37 @@ export interface VersionedRoutes<Id extends string = string> {
     listVersions(tx: Queryable, orgId: string, id: Id, query: Record<string, unknown>): Promise<ListEnvelope<unknown>>;
     getVersion(tx: Queryable, orgId: string, id: Id, version: string): Promise<unknown>;
   };
+  /**
+   * Called in the transaction of a version read, after it succeeded: a resource that holds patient data
+   * records the read there (request.logAccess).
+   */
+  afterRead?(request: FastifyRequest, tx: Queryable, id: Id): Promise<void>;
 }
 
 /** The head of a route's schema, in the order the other routes write it (the description keeps it). */
-function head(t: RouteText, tags: string[]) {
+function head(t: RouteText) {
   return {
     operationId: t.operationId,
-    tags,
-    security: bearer,
     summary: t.summary,
     ...(t.description ? { description: t.description } : {}),
   };
 }
 
 /** Registers publish, rollback, the version list and one version for a versioned resource. */
-export function versionRoutes(app: FastifyInstance, v: VersionedRoutes): void {
-  const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const { tags, errorResponses, schemas } = v;
+export function versionRoutes(r: ModuleRoutes, v: VersionedRoutes): void {
+  const { schemas } = v;
   type IdParams = { id: string };
   type VersionParams = { id: string; version: string };
 
   r.post(
     `${v.base}/:id/publish`,
     {
+      config: { idempotent: true },
       onRequest: [v.manage],
       schema: {
-        ...head(v.text.publish, tags),
-        params: schemas.idParams,
-        response: { 200: DataOf(schemas.resource), ...errorResponses },
+        ...head(v.text.publish),
+        params: VersionIdParams,
+        response: { 200: DataOf(schemas.resource) },
       },
     },
     async (request) => {
@@ -87,12 +82,13 @@ export function versionRoutes(app: FastifyInstance, v: VersionedRoutes): void {
   r.post(
     `${v.base}/:id/rollback`,
     {
+      config: { idempotent: true },
       onRequest: [v.manage],
       schema: {
-        ...head(v.text.rollback, tags),
-        params: schemas.idParams,
-        body: schemas.rollbackBody,
-        response: { 200: DataOf(schemas.resource), ...errorResponses },
+        ...head(v.text.rollback),
+        params: VersionIdParams,
+        body: VersionRollbackBody,
+        response: { 200: DataOf(schemas.resource) },
       },
     },
     async (request) => {
@@ -108,15 +104,19 @@ export function versionRoutes(app: FastifyInstance, v: VersionedRoutes): void {
     {
       onRequest: [v.read],
       schema: {
-        ...head(v.text.listVersions, tags),
-        params: schemas.idParams,
-        querystring: schemas.versionListQuery,
-        response: { 200: ListOf(schemas.version), ...errorResponses, 422: ErrorResponse },
+        ...head(v.text.listVersions),
+        params: VersionIdParams,
+        querystring: VersionListQuery,
+        response: { 200: ListOf(schemas.version), 422: ErrorResponse },
       },
     },
     async (request) => {
       const { id } = request.params as IdParams;
-      return request.inTx((tx) => v.service.listVersions(tx, v.orgOf(request), id, request.query as Record<string, unknown>));
+      return request.inTx(async (tx) => {
+        const list = await v.service.listVersions(tx, v.orgOf(request), id, request.query as Record<string, unknown>);
+        await v.afterRead?.(request, tx, id);
+        return list;
+      });
     },
   );
 
@@ -125,14 +125,20 @@ export function versionRoutes(app: FastifyInstance, v: VersionedRoutes): void {
     {
       onRequest: [v.read],
       schema: {
-        ...head(v.text.getVersion, tags),
-        params: schemas.versionParams,
-        response: { 200: DataOf(schemas.version), ...errorResponses },
+        ...head(v.text.getVersion),
+        params: VersionParams,
+        response: { 200: DataOf(schemas.version) },
       },
     },
     async (request) => {
       const { id, version } = request.params as VersionParams;
-      return { data: await request.inTx((tx) => v.service.getVersion(tx, v.orgOf(request), id, version)) };
+      return {
+        data: await request.inTx(async (tx) => {
+          const row = await v.service.getVersion(tx, v.orgOf(request), id, version);
+          await v.afterRead?.(request, tx, id);
+          return row;
+        }),
+      };
     },
   );
 }
