@@ -78,21 +78,19 @@ export async function buildComposerService(
     },
     extra: { security: [{ signature: [] }] },
   });
-  // JSON only, and the raw bytes kept: the request signature covers exactly what was sent. Every body
-  // is read here, whatever its type, and what is wrong with it is only noted: the route answers it
-  // after checking the signature, so an unsigned caller learns nothing but 401 (docs/composer.md).
+  // JSON only. The compose route has checked the request's signature before this runs (its preParsing
+  // hook), so what is wrong with a body is answered at once, to a signed caller only (docs/composer.md).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
-    request.rawBody = body;
+    // No route, no body to judge: 404 (as Fastify's own parsers answer an unknown route).
+    if (request.is404) return done(null, undefined);
     if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) {
-      request.bodyProblem = new AppError(415, 'unsupported_media_type', 'Send the body as application/json.');
-      return done(null, undefined);
+      return done(new AppError(415, 'unsupported_media_type', 'Send the body as application/json.'), undefined);
     }
     try {
       done(null, body.length ? JSON.parse(body.toString('utf8')) : undefined);
     } catch {
-      request.bodyProblem = errors.invalidBody();
-      done(null, undefined);
+      done(errors.invalidBody(), undefined);
     }
   });
   app.addHook('onSend', async (request, reply) => {

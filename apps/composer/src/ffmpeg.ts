@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { Logger } from 'pino';
 
 export interface Tools {
@@ -147,3 +147,18 @@ export const videoSignature = (p: Probe): string =>
     ? [p.video.codec, p.video.profile, p.video.width, p.video.height, p.video.pix_fmt, p.video.frame_rate, p.video.time_base].join('/')
     : 'none';
 export const audioSignature = (p: Probe): string => (p.audio ? [p.audio.codec, p.audio.sample_rate, p.audio.channels].join('/') : 'none');
+
+/** The tools that cannot be run here (not installed, not on PATH), by name. */
+export function missingTools(tools: Tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' }): string[] {
+  return Object.values(tools).filter((bin) => spawnSync(bin, ['-version'], { stdio: 'ignore' }).status !== 0);
+}
+
+/**
+ * For tests that render media (node:test's `skip`): the reason when ffmpeg or ffprobe is missing, else
+ * false. CI sets REQUIRE_FFMPEG=1, and then a missing tool fails those tests instead of skipping them.
+ */
+export function skipWithoutFfmpeg(): string | false {
+  const missing = missingTools();
+  if (!missing.length || process.env.REQUIRE_FFMPEG === '1') return false;
+  return `${missing.join(' and ')} not found: install ffmpeg (apt-get install ffmpeg) to run the media tests`;
+}

@@ -5,3 +5,4 @@ export { AUTH_SCHEME, signRequest } from './auth.ts';
 export { composerCompanion } from './companion.ts';
 export { ComposerConfigError, composerConfigFromEnv, parseComposerConfig, type ComposerConfig } from './config.ts';
 export { registerComposerJobs } from './jobs.ts';
+export { missingTools, skipWithoutFfmpeg } from './ffmpeg.ts';

@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { type AppError, DataOf, ErrorResponse, errors, installHealthRoute } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, installHealthRoute } from '@clinic/http-kit';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { verifyRequest } from './auth.ts';
 import type { Composer } from './service.ts';
+import { requireSignature } from './signature-hook.ts';
 
 export const ComposeBody = Type.Object(
   {
@@ -39,14 +39,6 @@ export const Render = Type.Object({
   cached: Type.Boolean({ description: 'true when an existing render answered' }),
 });
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    rawBody?: Buffer;
-    /** Set by the body parser instead of failing: answered only after the signature is checked. */
-    bodyProblem?: AppError;
-  }
-}
-
 export interface RouteOptions {
   composer: Composer;
   authSecrets: string[] | null;
@@ -58,27 +50,12 @@ export interface RouteOptions {
 export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
-  const authenticate = async (request: FastifyRequest) => {
-    if (!o.authSecrets) {
-      // Development default (refused in production by the config): no signature, the body is judged at once.
-      if (request.bodyProblem) throw request.bodyProblem;
-      return;
-    }
-    const path = request.url.split('?')[0]!;
-    verifyRequest(
-      o.authSecrets,
-      request.headers.authorization,
-      { method: request.method, path, body: request.rawBody ?? Buffer.alloc(0) },
-      o.authMaxSkewSeconds,
-    );
-    if (request.bodyProblem) throw request.bodyProblem;
-  };
-
   r.post(
     '/v1/compose',
     {
-      // Authentication before the body is judged (parsing, then validation): an unsigned caller learns only 401.
-      preValidation: authenticate,
+      // The signature before anything else judges the request (its size, parsing, text, validation):
+      // an unsigned caller learns only 401.
+      preParsing: requireSignature(o.authSecrets, o.authMaxSkewSeconds),
       schema: {
         operationId: 'compose',
         body: ComposeBody,
@@ -87,6 +64,9 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
           201: DataOf(Render),
           400: ErrorResponse,
           401: ErrorResponse,
+          413: ErrorResponse,
+          415: ErrorResponse,
+          422: ErrorResponse,
           500: ErrorResponse,
           502: ErrorResponse,
           503: ErrorResponse,
@@ -119,7 +99,13 @@ export function composerRoutes(app: FastifyInstance, o: RouteOptions): void {
     const hlsFile = o.hlsFile;
     r.get(
       '/v1/hls/:id/:file',
-      { schema: { params: Type.Object({ id: Type.String({ maxLength: 36 }), file: Type.String({ maxLength: 20 }) }) } },
+      {
+        schema: {
+          operationId: 'getHlsFile',
+          summary: 'A playlist or segment of a local render (embedded default only); no credentials',
+          params: Type.Object({ id: Type.String({ maxLength: 36 }), file: Type.String({ maxLength: 20 }) }),
+        },
+      },
       async (request, reply) => {
         const path = hlsFile(request.params.id, request.params.file);
         const size = path

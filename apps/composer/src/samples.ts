@@ -125,7 +125,7 @@ export const SAMPLE_SET = {
 
 /**
  * Writes the sample set for each exercise into the asset store, under `<slug>/` (manifest.json last, so
- * that a half-written set is never taken for a whole one). ffmpeg makes the files in a temporary folder
+ * that a half-written set is never taken for a whole one). ffmpeg makes the files once, in a temporary folder
  * under `workDir`, removed afterwards. `progress` hears of each exercise as it is done.
  */
 export async function writeSamples(
@@ -134,18 +134,19 @@ export async function writeSamples(
   workDir: string,
   progress: (slug: string) => void = () => {},
 ): Promise<void> {
-  for (const slug of slugs) {
-    const dir = await mkdtemp(join(workDir, 'clinic-samples-'));
-    try {
-      await renderSampleFiles(dir);
+  // One rendering serves every exercise: the files are the same, only the manifest names the slug.
+  const dir = await mkdtemp(join(workDir, 'clinic-samples-'));
+  try {
+    await renderSampleFiles(dir);
+    for (const slug of slugs) {
       for (const f of [...SAMPLE_SET.videos.map((v) => v.file), ...SAMPLE_SET.tones.map((t) => t.file)]) {
         await store.put(`${slug}/${f}`, await readFile(join(dir, f)), { contentType: f.endsWith('.mp4') ? 'video/mp4' : 'audio/mpeg' });
       }
       await store.put(`${slug}/manifest.json`, Buffer.from(JSON.stringify(SAMPLE_SET.manifest(slug))), { contentType: 'application/json' });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+      progress(slug);
     }
-    progress(slug);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -12,6 +12,7 @@ import { probe } from '../src/ffmpeg.ts';
 import { buildRecipe, recipeHash, type Recipe } from '../src/recipe.ts';
 import { startComposerTest, type ComposerTest } from './helpers.ts';
 import { colorAt, FIXTURE, makeTone, makeVideo, toneAt, writeFixtureExercise } from './media.ts';
+import { skipWithoutFfmpeg } from '../src/ffmpeg.ts';
 
 const tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
 const near = (a: number[], b: number[], tol = 40) => a.every((v, i) => Math.abs(v - b[i]!) <= tol);
@@ -34,7 +35,7 @@ function counting(inner: DeliveryProvider) {
   return { p, calls };
 }
 
-describe('composer: rendering, cache and delivery on real media', () => {
+describe('composer: rendering, cache and delivery on real media', { skip: skipWithoutFfmpeg() }, () => {
   let t: ComposerTest;
   const slug = 'cmp-squat';
   before(async () => {

@@ -1,17 +1,50 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { renderSampleFiles, SAMPLE_SET } from '../src/samples.ts';
 
 export { makeTone, makeVideo, type ToneSpec, type VideoSpec } from '../src/samples.ts';
 /** The tests compose the sample set (src/samples.ts). */
 export const FIXTURE = SAMPLE_SET;
 
+/**
+ * The whole set, rendered once per test run and shared by its test files: under the runner (which makes
+ * TMPDIR a folder of the run's own and removes it at the end) it lives in that folder, made whole in a
+ * folder of its own and renamed into place, so two files rendering at once both end with one whole set.
+ * Run outside the runner, each call renders into a folder of its own (nothing left in the shared /tmp).
+ */
+let sharedSet: Promise<string | null> | undefined;
+function renderedSet(): Promise<string | null> {
+  if (!process.env.TEST_MODE) return Promise.resolve(null);
+  sharedSet ??= (async () => {
+    const dir = join(tmpdir(), 'composer-sample-set');
+    if (existsSync(join(dir, '.complete'))) return dir;
+    const work = await mkdtemp(join(tmpdir(), 'composer-sample-set-'));
+    await renderSampleFiles(work);
+    await writeFile(join(work, '.complete'), '');
+    // Another test file may have finished first; its set is as good as this one.
+    await rename(work, dir).catch(() => rm(work, { recursive: true, force: true }));
+    return dir;
+  })();
+  return sharedSet;
+}
+
 /** Writes the fixture exercise under `<root>/<slug>/` (the folder layout of spec 4.12). */
 export async function writeFixtureExercise(root: string, slug: string, only?: { videos?: string[]; tones?: string[] }): Promise<void> {
   const dir = join(root, slug);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'manifest.json'), JSON.stringify(FIXTURE.manifest(slug)));
-  await renderSampleFiles(dir, only);
+  const set = await renderedSet();
+  if (!set) return renderSampleFiles(dir, only);
+  const files = [
+    ...FIXTURE.videos.filter((v) => !only?.videos || only.videos.includes(v.file)),
+    ...FIXTURE.tones.filter((t) => !only?.tones || only.tones.includes(t.file)),
+  ].map((f) => f.file);
+  for (const f of files) {
+    await mkdir(dirname(join(dir, f)), { recursive: true });
+    await copyFile(join(set, f), join(dir, f));
+  }
 }
 
 /** The average colour of the frame at `seconds` (scaled to one pixel). */

@@ -13,13 +13,14 @@ import { settleProcessingRenders } from '../src/jobs.ts';
 import { startFakeStream } from './fakes/stream-server.ts';
 import { startComposerTest, type ComposerTest } from './helpers.ts';
 import { makeVideo, writeFixtureExercise } from './media.ts';
+import { skipWithoutFfmpeg } from '../src/ffmpeg.ts';
 
 const ACCOUNT = 'acc0123';
 const TOKEN = 'stream-token-for-tests';
 const tools = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
 const logger = pino({ level: 'silent' });
 
-describe('Cloudflare Stream-compatible delivery against a local server', () => {
+describe('Cloudflare Stream-compatible delivery against a local server', { skip: skipWithoutFfmpeg() }, () => {
   let fake: Awaited<ReturnType<typeof startFakeStream>>;
   let t: ComposerTest;
   before(async () => {

@@ -6,6 +6,7 @@ import { signRequest } from '../src/auth.ts';
 import { ComposerConfigError, parseComposerConfig } from '../src/config.ts';
 import { startComposerTest, type ComposerTest } from './helpers.ts';
 import { writeFixtureExercise } from './media.ts';
+import { skipWithoutFfmpeg } from '../src/ffmpeg.ts';
 
 const SECRET = 'a'.repeat(40);
 const NEXT_SECRET = 'b'.repeat(40);
@@ -18,7 +19,7 @@ function assertError(res: { statusCode: number; body: string; json: () => any },
   return err;
 }
 
-describe('compose validation and service authentication', () => {
+describe('compose validation and service authentication', { skip: skipWithoutFfmpeg() }, () => {
   let t: ComposerTest;
   before(async () => {
     t = await startComposerTest({ env: { COMPOSER_AUTH_SECRETS: `${SECRET},${NEXT_SECRET}` } });

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { assetStoreSettings, type AssetStoreSettings } from '@clinic/assets';
 
 /** The telemetry process's settings (production entry); the only place it reads the environment. */
@@ -41,7 +42,7 @@ export function parseTelemetryConfig(env: Record<string, string | undefined>): T
     databaseUrl: need('DATABASE_URL'),
     poolMax: Number(env.DATABASE_POOL_MAX ?? 20),
     logLevel: env.LOG_LEVEL ?? 'info',
-    assetsDir: env.ASSETS_DIR ?? '.data/assets',
+    assetsDir: env.ASSETS_DIR ?? join(env.DATA_DIR ?? '.data', 'assets'),
     assetStore: assetStoreSettings(env, { production: env.NODE_ENV === 'production' }),
     sessionJwksUrl: env.TELEMETRY_JWKS_URL ?? `${core}/v1/public/telemetry/jwks.json`,
     authJwksUrl: need('AUTH_JWKS_URL'),

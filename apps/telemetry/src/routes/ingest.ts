@@ -76,56 +76,59 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
     points: deps.poseRateLimit.limit,
     durationSeconds: deps.poseRateLimit.windowSeconds,
   });
-  // Pose batches are binary (docs/telemetry.md); only this route takes them, with its own size limit.
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) =>
-    done(null, body),
-  );
-
-  r.post(
-    '/v1/pose/frames',
-    {
-      bodyLimit: deps.poseBodyLimit,
-      schema: {
-        operationId: 'ingestPoseFrames',
-        summary: 'One pose batch (gzip, binary format of docs/telemetry.md); session token',
-        response: {
-          200: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
-          201: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
-          ...errs,
+  // Pose batches are binary (docs/telemetry.md): only this route takes them, with its own size limit. Its
+  // parser lives in a scope of its own, so the other routes answer 415 to a binary body.
+  app.register(async (scope) => {
+    const pose = scope.withTypeProvider<TypeBoxTypeProvider>();
+    scope.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: deps.poseBodyLimit }, (_req, body, done) =>
+      done(null, body),
+    );
+    pose.post(
+      '/v1/pose/frames',
+      {
+        bodyLimit: deps.poseBodyLimit,
+        schema: {
+          operationId: 'ingestPoseFrames',
+          summary: 'One pose batch (gzip, binary format of docs/telemetry.md); session token',
+          response: {
+            200: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
+            201: DataOf(Type.Object({ session_id: Uuid, seq: Type.Integer(), duplicate: Type.Boolean() })),
+            ...errs,
+          },
         },
       },
-    },
-    async (request, reply) => {
-      const claims = await sessionCaller(deps, request);
-      if (!Buffer.isBuffer(request.body))
-        throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
-      const limit = await poseLimiter.consume(claims.sessionId);
-      reply.headers(rateLimitHeaders(limit));
-      if (!limit.allowed) throw errors.rateLimited(limit.resetSeconds);
-      let batch: ReturnType<typeof decodeBatch>;
-      try {
-        batch = decodeBatch(gunzipBatch(request.body));
-      } catch (err) {
-        if (err instanceof PoseFormatError) throw errors.validation({ body: err.message }, `Invalid pose batch: ${err.message}.`);
-        throw err;
-      }
-      const n = batch.timestamps.length;
-      const s = await ingestPose(deps.db, {
-        sessionId: claims.sessionId,
-        userId: claims.userId,
-        orgId: claims.orgId,
-        seq: batch.seq,
-        frames: n,
-        tFirst: batch.timestamps[0]!,
-        tLast: batch.timestamps[n - 1]!,
-        payload: request.body,
-      });
-      if (s !== 'stored' && s !== 'duplicate') refuse(s, 'biometric');
-      return reply
-        .status(s === 'stored' ? 201 : 200)
-        .send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
-    },
-  );
+      async (request, reply) => {
+        const claims = await sessionCaller(deps, request);
+        if (!Buffer.isBuffer(request.body))
+          throw new AppError(415, 'unsupported_media_type', 'Send the batch as Content-Type: application/octet-stream.');
+        const limit = await poseLimiter.consume(claims.sessionId);
+        reply.headers(rateLimitHeaders(limit));
+        if (!limit.allowed) throw errors.rateLimited(limit.resetSeconds);
+        let batch: ReturnType<typeof decodeBatch>;
+        try {
+          batch = decodeBatch(gunzipBatch(request.body));
+        } catch (err) {
+          if (err instanceof PoseFormatError) throw errors.validation({ body: err.message }, `Invalid pose batch: ${err.message}.`);
+          throw err;
+        }
+        const n = batch.timestamps.length;
+        const s = await ingestPose(deps.db, {
+          sessionId: claims.sessionId,
+          userId: claims.userId,
+          orgId: claims.orgId,
+          seq: batch.seq,
+          frames: n,
+          tFirst: batch.timestamps[0]!,
+          tLast: batch.timestamps[n - 1]!,
+          payload: request.body,
+        });
+        if (s !== 'stored' && s !== 'duplicate') refuse(s, 'biometric');
+        return reply
+          .status(s === 'stored' ? 201 : 200)
+          .send({ data: { session_id: claims.sessionId, seq: batch.seq, duplicate: s === 'duplicate' } });
+      },
+    );
+  });
 
   r.post(
     '/v1/sessions/:id/end',
