@@ -17,27 +17,52 @@ export function executorOf(tx: Queryable): BossExecutor {
  * Our Database as pg-boss's database (PGlite, or a PostgreSQL pool that tests hand in): parameterised
  * statements go through query(); pg-boss's schema scripts (several statements, no parameters) through
  * exec(), which runs them as one simple-protocol batch.
+ *
+ * It also counts the statements in flight. pg-boss 10 completes or fails a job without awaiting it
+ * (manager.js, onFetch), so boss.stop() can return while that statement still runs, and a caller that then
+ * closes the database got an unhandled "Cannot use a pool after calling end" from it. settled() lets the
+ * worker's close() wait for them.
  */
-function databaseExecutor(db: Database): BossExecutor {
+function databaseExecutor(db: Database): BossExecutor & { pending(): number; settled(): Promise<void> } {
+  const inFlight = new Set<Promise<unknown>>();
+  const run = async (text: string, values?: unknown[]) => {
+    if (values?.length) return db.query(text, values);
+    try {
+      return await db.query(text);
+    } catch (err) {
+      if (!/multiple commands/i.test((err as Error).message)) throw err;
+      await db.exec(text);
+      return { rows: [] };
+    }
+  };
   return {
-    async executeSql(text, values) {
-      if (values?.length) return db.query(text, values);
-      try {
-        return await db.query(text);
-      } catch (err) {
-        if (!/multiple commands/i.test((err as Error).message)) throw err;
-        await db.exec(text);
-        return { rows: [] };
-      }
+    executeSql(text, values) {
+      const p = run(text, values);
+      inFlight.add(p);
+      const done = () => void inFlight.delete(p);
+      p.then(done, done);
+      return p;
+    },
+    pending: () => inFlight.size,
+    async settled() {
+      while (inFlight.size) await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+export interface Boss {
+  boss: PgBoss;
+  /** Statements pg-boss sent through our database and still running (none with its own pool). */
+  pending(): number;
+  /** Resolves once pending() is 0. */
+  settled(): Promise<void>;
 }
 
 /**
  * The durable job system (architecture section 4: pg-boss). With DATABASE_URL it opens its own small pool; on the
  * embedded default (and in tests, which hand the runtime a database) it shares the process's database.
  */
-export function createBoss(db: Database, config: Config): PgBoss {
+export function createBoss(db: Database, config: Config): Boss {
   const common = {
     schema: 'pgboss',
     // Expired (crashed) jobs come back after at most this long; the delivery queue's own expiry bounds the rest.
@@ -47,7 +72,11 @@ export function createBoss(db: Database, config: Config): PgBoss {
     archiveCompletedAfterSeconds: 3600,
     deleteAfterDays: 7,
   };
-  return config.databaseUrl
-    ? new PgBoss({ ...common, connectionString: config.databaseUrl, max: 4, application_name: 'clinic-worker' })
-    : new PgBoss({ ...common, db: databaseExecutor(db) });
+  if (config.databaseUrl) {
+    // pg-boss ends this pool itself in stop(); nothing of ours shares it.
+    const boss = new PgBoss({ ...common, connectionString: config.databaseUrl, max: 4, application_name: 'clinic-worker' });
+    return { boss, pending: () => 0, settled: async () => undefined };
+  }
+  const executor = databaseExecutor(db);
+  return { boss: new PgBoss({ ...common, db: executor }), pending: executor.pending, settled: executor.settled };
 }

@@ -34,7 +34,7 @@ interface ModuleQueue {
 export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promise<Worker> {
   const { config } = rt;
   const logger: Logger = rt.logger.child({ component: 'worker' });
-  const boss = createBoss(rt.db, config);
+  const { boss, pending: bossPending, settled: bossSettled } = createBoss(rt.db, config);
   boss.on('error', (err: Error) => logger.error({ err: err.message }, 'job system error'));
   await boss.start();
 
@@ -63,6 +63,17 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
     await boss.insert(rows as PgBoss.JobInsert[], { db: executorOf(tx) } as never);
   };
 
+  // Handlers still running. pg-boss's graceful stop gives up waiting after its timeout, and a handler it left
+  // running would then use the database after our caller closed it: close() waits for these itself.
+  const inFlight = new Set<Promise<void>>();
+  const tracked = (work: () => Promise<void>): Promise<void> => {
+    const p = work();
+    inFlight.add(p);
+    const done = () => void inFlight.delete(p);
+    p.then(done, done);
+    return p;
+  };
+
   // The modules' queues; the id of each one's worker, to wake it when the outbox fed it.
   const workerIds = new Map<string, string>();
   for (const q of queues) {
@@ -78,24 +89,24 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
           next.map((j) => ({ name: q.name, ...j })),
         ),
     };
-    id = await boss.work<object>(q.name, { batchSize, pollingIntervalSeconds: pollingIntervalSeconds ?? 0.5 }, async (jobs) => {
-      await logFailure(logger, q.name, () =>
-        q.handle(
-          jobs.map((j) => j.data),
-          ctx,
-        ),
-      );
-      // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
-      if (jobs.length === batchSize) boss.notifyWorker(id);
-    });
+    id = await boss.work<object>(q.name, { batchSize, pollingIntervalSeconds: pollingIntervalSeconds ?? 0.5 }, (jobs) =>
+      tracked(async () => {
+        await logFailure(logger, q.name, () =>
+          q.handle(
+            jobs.map((j) => j.data),
+            ctx,
+          ),
+        );
+        // A full batch means more are waiting: fetch again at once instead of sleeping the polling interval.
+        if (jobs.length === batchSize) boss.notifyWorker(id);
+      }),
+    );
     workerIds.set(q.name, id);
   }
 
   await boss.createQueue(EVENT_QUEUE, { name: EVENT_QUEUE, retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 });
-  const eventWorkerId = await boss.work<{ event: DomainEvent }>(
-    EVENT_QUEUE,
-    { batchSize: 10, pollingIntervalSeconds: 0.5 },
-    async (jobs) => {
+  const eventWorkerId = await boss.work<{ event: DomainEvent }>(EVENT_QUEUE, { batchSize: 10, pollingIntervalSeconds: 0.5 }, (jobs) =>
+    tracked(async () => {
       // Each event stands alone: a consumer that fails sends only its own job back for a retry. (A
       // throw here would fail the whole batch, so one bad event held back, and re-ran, every event
       // fetched with it.) pg-boss then completes only the jobs still active.
@@ -113,7 +124,7 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
           await boss.fail(EVENT_QUEUE, job.id, { message: (err as Error).message });
         }
       }
-    },
+    }),
   );
   workerIds.set(EVENT_QUEUE, eventWorkerId);
 
@@ -122,11 +133,13 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
   for (const s of scheduled) {
     const queue = `every-${s.name}`;
     await boss.createQueue(queue, { name: queue, retryLimit: 3, retryDelay: 5, expireInSeconds: Math.max(60, s.intervalSeconds * 2) });
-    await boss.work(queue, { pollingIntervalSeconds: Math.min(2, Math.max(0.5, s.intervalSeconds / 2)) }, async () => {
-      const started = Date.now();
-      await logFailure(logger, queue, () => s.run({ logger: logger.child({ job: s.name }) }));
-      logger.debug({ job: s.name, ms: Date.now() - started }, 'scheduled job finished');
-    });
+    await boss.work(queue, { pollingIntervalSeconds: Math.min(2, Math.max(0.5, s.intervalSeconds / 2)) }, () =>
+      tracked(async () => {
+        const started = Date.now();
+        await logFailure(logger, queue, () => s.run({ logger: logger.child({ job: s.name }) }));
+        logger.debug({ job: s.name, ms: Date.now() - started }, 'scheduled job finished');
+      }),
+    );
     const tick = () =>
       void boss
         .send(queue, {}, { singletonKey: s.name, singletonSeconds: s.intervalSeconds })
@@ -167,6 +180,26 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
       for (const t of timers) clearInterval(t);
       await running;
       await boss.stop({ graceful: true, wait: true, timeout: config.webhooks.timeoutMs + 2000 });
+      // Quiet means no handler and no pg-boss statement still running. A fetch in flight when stop() was asked
+      // still hands its jobs to a handler, and each handler's end sends a completion that pg-boss does not
+      // await, so look again after each wave until nothing new started. Bounded by the longest budget a job
+      // has (LONG_OPERATION_TIMEOUT_MS); each job is idempotent and comes back if cut short.
+      let timer: NodeJS.Timeout | undefined;
+      let outOfTime = false;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          outOfTime = true;
+          resolve();
+        }, config.timeouts.longMs);
+      });
+      const quiet = () => inFlight.size === 0 && bossPending() === 0;
+      do {
+        if (inFlight.size) logger.info({ running: inFlight.size }, 'waiting for running jobs before stopping');
+        await Promise.race([Promise.allSettled([...inFlight]).then(bossSettled), bound]);
+        // What a handler's end or a late fetch starts (a completion, the next handler) begins within this turn.
+        await new Promise((resolve) => setImmediate(resolve));
+      } while (!outOfTime && !quiet());
+      clearTimeout(timer);
       for (const close of closers) await close();
     },
   };
