@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { createAssetStore, type AssetStore } from '@clinic/assets';
 import type { Database } from '@clinic/db';
-import { AppError, errors, edgeServerOptions, installApiDocs, installErrorHandling, installValidators } from '@clinic/http-kit';
+import {
+  AppError,
+  errors,
+  edgeServerOptions,
+  installApiDocs,
+  installErrorHandling,
+  installValidators,
+  lazySerializerOptions,
+} from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ComposerConfig } from './config.ts';
@@ -57,6 +65,7 @@ export async function buildComposerService(
     // Rendering is seconds; a render is still capped by COMPOSER_RENDER_TIMEOUT_SECONDS.
     requestTimeout: (config.renderTimeoutSeconds + 60) * 1000,
     ...edgeServerOptions,
+    ...lazySerializerOptions,
     routerOptions: { ignoreTrailingSlash: true },
   });
   installValidators(app);

@@ -7,6 +7,7 @@ import {
   installErrorHandling,
   installIdempotency,
   installValidators,
+  lazySerializerOptions,
 } from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './modules/me/account-routes.ts';
@@ -77,6 +78,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     requestTimeout: 30_000,
     // Statuses the server produces itself (router and connection errors, 503 while closing) get the envelope too.
     ...edgeServerOptions,
+    ...lazySerializerOptions,
     routerOptions: { ignoreTrailingSlash: true },
   });
   app.addHook('onSend', async (request, reply) => {

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { edgeServerOptions, installApiDocs, installErrorHandling, installHealthRoute, installValidators } from '@clinic/http-kit';
+import {
+  edgeServerOptions,
+  installApiDocs,
+  installErrorHandling,
+  installHealthRoute,
+  installValidators,
+  lazySerializerOptions,
+} from '@clinic/http-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ingestRoutes, type IngestDeps } from './routes/ingest.ts';
 
@@ -23,6 +30,7 @@ export async function buildTelemetryApp(deps: TelemetryDeps): Promise<FastifyIns
     genReqId: () => randomUUID(),
     requestTimeout: 30_000,
     ...edgeServerOptions,
+    ...lazySerializerOptions,
   });
   installValidators(app);
   installErrorHandling(app);

@@ -9,7 +9,7 @@ export {
 } from './error-handler.ts';
 export { createRateLimiter, enforceLimit, rateLimitHeaders, type RateLimiter, type RateDecision } from './rate-limit.ts';
 export { createJwtVerifier, bearerToken, type TokenVerifier, type VerifiedToken } from './jwt.ts';
-export { installValidators } from './validators.ts';
+export { installValidators, lazySerializerOptions } from './validators.ts';
 export { ErrorResponse, Uuid, DataOf, Timestamp, PositiveInt32, nullable } from './schemas.ts';
 export {
   installIdempotency,
