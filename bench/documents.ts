@@ -1,4 +1,4 @@
-// Document rendering (issue 17), each beside a floor measured in the same run:
+// Document rendering, each beside a floor measured in the same run:
 //   1. A one-page visit summary (letterhead, four fields, three paragraphs): documents/s of
 //      - the floor: the PDF engine alone (engine.renderRaw) on the very data the render core hands it, one after another;
 //      - the render core: template resolution (placeholders, paragraphs) and the engine, as the API and the worker run it;

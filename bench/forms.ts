@@ -7,7 +7,7 @@
 //     published patient fields and values on every record;
 //   - GET /v1/forms/{id} of a form of 20 snapshotted fields, as a specialist and as the patient.
 // Prints requests per second, p50/p99, CPU per request and the ratios (targets: 0.7 for GET /v1/forms/{id} by
-// a specialist, issue 15; 0.5 elsewhere, as bench/lists.ts).
+// a specialist; 0.5 elsewhere, as bench/lists.ts).
 // Run: npx tsx bench/forms.ts (PostgreSQL at BENCH_DATABASE_URL, Redis at BENCH_REDIS_URL). BENCH_EXPLAIN=1
 // prints each statement's plan as the caller (its role and settings) and as the floor.
 import { createTestDatabase, type RequestScope } from '@clinic/db';

@@ -1,4 +1,4 @@
-// The PDF engines compared for issue 17 (docs/decisions.md, "Documents"): Typst (@myriaddreamin/typst-ts-node-compiler,
+// The PDF engines compared for document rendering (docs/decisions.md, "Documents"): Typst (@myriaddreamin/typst-ts-node-compiler,
 // the project's engine), pdfmake, pdfkit and @react-pdf/renderer, on the same two documents in Noto Sans: a one-page
 // visit summary (letterhead, a table of 8 rows, paragraphs) and a form of 400 answers in a table whose header must
 // repeat, with "n / N" page numbers. Each render gets text of its own (pdfmake changes what it is given; Typst

@@ -1,4 +1,4 @@
-// A burst of reminders (issue 18, Performance): "10,000 reminders due in the same minute: all sent to the
+// A burst of reminders (performance target): "10,000 reminders due in the same minute: all sent to the
 // loopback SMTP server within a reported time, each once."
 //   A clinic with an email provider row (the organization's override) whose SMTP endpoint is a real SMTP server
 //   on loopback (smtp-server, plain SMTP, AUTH accepted), an email template and a rule "24 hours before"

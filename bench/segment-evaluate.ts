@@ -1,4 +1,4 @@
-// Segment evaluation on PostgreSQL (issue 18, Performance): "Evaluate a three-condition segment over 100,000
+// Segment evaluation on PostgreSQL (performance target): "Evaluate a three-condition segment over 100,000
 // patients with 500,000 appointments: time reported, under 2 s, and >= 0.7x the same SQL run bare."
 //   ours:  POST /v1/segments/{id}/evaluate as a clinic admin (app_rls, row policies) -> 202 -> the worker
 //          (pg-boss, in this process) evaluates it in steps of SEGMENTS_CHUNK patients, each a transaction

@@ -1,5 +1,5 @@
 // Telerehab progress and the clinic dashboard on PostgreSQL (and Redis, as in production), each beside a floor
-// measured in the same run (issue 19, Performance):
+// measured in the same run (docs/telerehab.md, Performance):
 //   - GET /v1/treatment-plans/enrollments/{id}/progress for one patient with a year of daily sessions (365 completed,
 //     scored sessions of a 365-day plan; target: median under 50 ms);
 //   - GET /v1/treatment-plans/analytics, the clinic dashboard over BENCH_ENROLLED (1,000) live enrollments, each 30

@@ -7,7 +7,7 @@ import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type Test
 import { type Clinic, multipart, PDF, PNG, setUpClinic, uploadTo } from './support/appointment-clinic.ts';
 
 /*
- * Appointment files (spec 4.5 Appointments; issue 16 item 6): the form files' store, limits and sniffing.
+ * Appointment files (spec 4.5 Appointments): the form files' store, limits and sniffing.
  * Staff who may update the appointment and its patient add them; whoever reads the appointment reads
  * them; a patient removes only what its side added. Malformed multipart is 400/413 and stores nothing.
  */

@@ -4,7 +4,7 @@ import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './
 import { type Clinic, setUpClinic } from './support/appointment-clinic.ts';
 
 /*
- * Reviews (spec 4.5 Appointments; issue 16 item 6): the appointment's patient, once, after the visit is
+ * Reviews (spec 4.5 Appointments): the appointment's patient, once, after the visit is
  * done, rating 1-5 with an optional comment; whoever reads the appointment reads its review.
  */
 

@@ -13,7 +13,7 @@ import { setUpMessagingClinic } from './support/messaging-clinic.ts';
 import { exited, spawnWorkerProcess } from './support/processes.ts';
 
 /*
- * Crash test of automation runs (issue 18, item 3): the worker PROCESS (`npm run worker`'s entry) sends
+ * Crash test of automation runs: the worker PROCESS (`npm run worker`'s entry) sends
  * the 24-hours-before reminders of 300 due appointments to a real SMTP server on loopback, and is killed
  * with SIGKILL at the moment the server has taken in the 120th message and not yet answered it (the kill
  * is in the server's hook, before its 250: the message has arrived and the worker never heard so). A new

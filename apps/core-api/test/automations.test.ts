@@ -15,7 +15,7 @@ import { type SmtpSink, startSmtpSink } from './support/mail-servers.ts';
 import { type MessagingClinic, type Patient, setUpMessagingClinic } from './support/messaging-clinic.ts';
 
 /*
- * Automation rules and their executions (issue 18, parts 2 and 4) through HTTP and the worker: a reminder
+ * Automation rules and their executions through HTTP and the worker: a reminder
  * 24 hours before an appointment that follows reschedules and stops at cancellations, quiet hours, pausing,
  * marketing consent at send time, actions on domain events, retries that never send twice. Time moves by
  * what the tests control: appointments booked so many hours ahead, a rule's offset, and a queued run's

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * Edges of booking that the permission matrix and the fuzzer found (issue 16): who may book on whose
+ * Edges of booking that the permission matrix and the fuzzer found: who may book on whose
  * calendar, changes by outsiders, a specialist who erases its account while it has availability and
  * appointments (migration 0073), and instants at the ends of what dates can hold on the public routes.
  */

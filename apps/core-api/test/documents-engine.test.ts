@@ -5,7 +5,7 @@ import { type DocumentData, type Layout, layoutProblems, resolve } from '../src/
 import { pdfFonts, pdfInfo, pdfPicture, pdfText, skipWithoutPoppler } from './support/poppler.ts';
 
 /*
- * The render core without HTTP (issue 17 item 2): Typst with the shipped Noto Sans, every European Latin
+ * The render core without HTTP: Typst with the shipped Noto Sans, every European Latin
  * script, PDF/A-2b, clean page breaks with a repeated table header, bounded pages and time, and patient
  * text that cannot change the layout. The HTTP tests (documents.test.ts) cover the routes.
  */

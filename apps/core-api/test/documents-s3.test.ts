@@ -6,7 +6,7 @@ import { dataOf, startTestApp, type TestApp } from './helpers.ts';
 import { setUpClinic } from './support/appointment-clinic.ts';
 
 /*
- * Documents on the bucket store (ASSET_STORE=s3, issue 17 item 4): the PDF is written to the bucket and
+ * Documents on the bucket store (ASSET_STORE=s3): the PDF is written to the bucket and
  * the download URL is an S3 presigned GET (the SDK's presigner), valid DOCUMENT_URL_TTL_SECONDS, which the
  * bucket serves without any other credential.
  */

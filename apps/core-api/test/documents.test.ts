@@ -13,7 +13,7 @@ import { type Clinic, setUpClinic } from './support/appointment-clinic.ts';
 import { pdfFonts, pdfPicture, pdfText, skipWithoutPoppler } from './support/poppler.ts';
 
 /*
- * Documents through HTTP (issue 17): PDF templates with the versioned lifecycle and placeholders checked
+ * Documents through HTTP: PDF templates with the versioned lifecycle and placeholders checked
  * against the data model; forms rendered (idempotent by content; the signature, its time and the
  * snapshot's SHA-256 printed); appointment documents made by staff, published to the patient and
  * downloaded through the API's signed path (the folder store); the worker path for long documents; the

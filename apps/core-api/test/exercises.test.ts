@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * The exercise library (spec 2.12, 3.5, 9.6; issue 19 part 1): update and delete, the asset version bump,
+ * The exercise library (spec 2.12, 3.5, 9.6): update and delete, the asset version bump,
  * the status moves (409 invalid_transition), the platform library that every organization reads, and the
  * propagation of a platform exercise into organizations as their own copies, audited with action_context
  * template_propagate (spec 6.2).

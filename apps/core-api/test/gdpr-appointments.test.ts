@@ -4,7 +4,7 @@ import { dataOf, startTestApp, type TestApp, uniqueEmail } from './helpers.ts';
 import { type Clinic, PNG, type Person, setUpClinic, uploadTo } from './support/appointment-clinic.ts';
 
 /*
- * GDPR and appointments (issue 16 item 9; migration 0068; docs/decisions.md): the export covers the
+ * GDPR and appointments (migration 0068; docs/decisions.md): the export covers the
  * appointments of the person's patient records, their files (metadata) and reviews; erasure removes the
  * files and reviews, cancels what is still ahead (freeing the time) and leaves only the clinic's schedule
  * of the rest (no notes, no reason, no guest contact data). A guest booking that only carries the

@@ -8,7 +8,7 @@ import { dataOf, startTestApp, type TestApp } from './helpers.ts';
 import { type MessagingClinic, type Patient, setUpMessagingClinic } from './support/messaging-clinic.ts';
 
 /*
- * GDPR and messages, automations and segments (issue 18 item 6; migration 0093; docs/automations.md, GDPR):
+ * GDPR and messages, automations and segments (migration 0093; docs/automations.md, GDPR):
  * the export holds the messages sent to the person (as GET /v1/messages shows them), the executions of the
  * automation runs that targeted it, its tags and segment memberships; erasure keeps the trail (message rows,
  * executions) with the identity removed (address, subject, text), ends the runs still queued with their

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dataOf, startTestApp, type TestApp, uniqueEmail } from './helpers.ts';
 
 /*
- * GDPR and telerehab (issue 19 item 7; migration 0085; docs/decisions.md "Telerehab"): the export holds the
+ * GDPR and telerehab (migration 0085; docs/decisions.md "Telerehab"): the export holds the
  * person's enrollments (with the version followed and the pauses), plan sessions with their results and the
  * versions that produced them, and, in the clinic's copy, the plans written for the person; erasure removes all
  * of it (the programme rests on consent, as the telemetry it scores), announces live enrollments as cancelled,

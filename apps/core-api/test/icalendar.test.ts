@@ -12,7 +12,7 @@ import { assertError, dataOf, MISSING_UUID, startTestApp, type TestApp } from '.
 import { type Clinic, setUpClinic } from './support/appointment-clinic.ts';
 
 /*
- * iCalendar (issue 16 item 8): the .ics of an appointment for whoever reads it, and a calendar's secret
+ * iCalendar: the .ics of an appointment for whoever reads it, and a calendar's secret
  * feed URL (made by its specialist or with locations.manage, stored as a SHA-256, replaced on rotation,
  * removed by DELETE) served publicly, rate limited per IP, with its token never in a log line. Output is
  * checked line by line (CRLF, 75 octets) and parsed with ical.js; it never names the patient.

@@ -11,7 +11,7 @@ import { assertError, dataOf, startTestApp, type TestApp, uniqueEmail } from './
 import { type SmsSink, type SmtpSink, startSmsSink, startSmtpSink } from './support/mail-servers.ts';
 
 /*
- * The channel layer (issue 18, part 1) through HTTP: templates per language, a test send that goes through
+ * The channel layer through HTTP: templates per language, a test send that goes through
  * the organization's provider: the outbox folder by default, SMTP from the email provider row (the
  * organization's override) to a real SMTP server on loopback, SMS through the SMS row's HTTP API; refused
  * recipients and bounces recorded on the message.

@@ -16,7 +16,7 @@ import { createLogger, createRuntime, type Runtime } from '../src/platform/runti
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * The replay download link (issue 14, defect 6): GET /v1/exercise-sessions/{id}/replay answers
+ * The replay download link: GET /v1/exercise-sessions/{id}/replay answers
  * { url, expires_at } with url = /v1/public/telemetry/replays/{id}?token=<JWT>. The token is bound to
  * the session id and expires; a token that is altered, for another session, past its expiry, or signed
  * for another purpose with the same key, is 403; and the access log never writes the token.

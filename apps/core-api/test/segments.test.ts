@@ -5,7 +5,7 @@ import { assertError, dataOf, startTestApp, type TestApp, uniqueEmail } from './
 import { type MessagingClinic, type Patient, setUpMessagingClinic } from './support/messaging-clinic.ts';
 
 /*
- * Segments (issue 18, part 5) through HTTP: criteria checked against the field catalog and compiled to
+ * Segments through HTTP: criteria checked against the field catalog and compiled to
  * parameterised SQL (a test tries to splice SQL through values, field names and custom keys), evaluation
  * at once for a small clinic and as a job with progress for a larger one, the members list, a patient's own
  * membership, and the caller's row policies deciding what an evaluation can find.

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { INTENDED_USE, INTENDED_USE_VERSION } from '../src/modules/treatment-plans/schemas.ts';
 
 // docs/telerehab.md records the intended-use statement that organizations accept before telerehab outputs are
-// served (issue 19 item 6): it must be the one the API serves, word for word.
+// served: it must be the one the API serves, word for word.
 test('docs/telerehab.md quotes the intended-use statement the settings route serves', () => {
   const doc = readFileSync(new URL('../../../docs/telerehab.md', import.meta.url), 'utf8');
   const lines = doc.split('\n');

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * Enrollment in treatment plans (issue 19 part 3; spec 3.5): pinned to a published version until staff migrate
+ * Enrollment in treatment plans (spec 3.5): pinned to a published version until staff migrate
  * it, a schedule (plan day n is the n-th date from the start on the weekdays, pauses left out), pause, resume and
  * cancel with reasons, at most one live enrollment per patient and plan (a unique index), and the organizations'
  * own treatment_specific_* consent purposes that plans require.

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, MISSING_UUID, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * Treatment plans (issue 19 part 2; spec 3.5, 9.6): drafts, the versioned lifecycle shared with custom fields
+ * Treatment plans (spec 3.5, 9.6): drafts, the versioned lifecycle shared with custom fields
  * and form templates (publish, versions, rollback), "only drafts may be updated", approval by a second
  * clinician where the organization requires it (the database refuses the version otherwise), duplicate,
  * clone (library -> patient), promote (patient -> library), soft delete, lists, and the telerehab settings.

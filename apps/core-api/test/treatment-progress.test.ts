@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * Progress and the clinic dashboard (issue 19 part 5; docs/telerehab.md "Analytics definitions"), behind the
+ * Progress and the clinic dashboard (docs/telerehab.md "Progress and analytics definitions"), behind the
  * regulatory boundary: 403 telerehab_disabled until the organization enables telerehab; every answer carries the
  * device labelling and the algorithm versions behind its numbers; every read is in the access log. The history
  * of sessions is written directly (as the completed sessions of past days would be).

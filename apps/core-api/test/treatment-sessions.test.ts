@@ -13,7 +13,7 @@ import { sessionSigner } from '../src/modules/exercise-sessions/token.ts';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 /*
- * Plan sessions (issue 19 part 4): today's plan, start (the exercise session of spec 4.11 with its telemetry
+ * Plan sessions: today's plan, start (the exercise session of spec 4.11 with its telemetry
  * token, and the item's video composed with its sets and a stable seed by a signed call to the composer),
  * complete (the telemetry results written at session end, with the algorithm's version and the software's
  * labelling), skip with a reason, caregivers acting for a patient, and the results withheld where telerehab is

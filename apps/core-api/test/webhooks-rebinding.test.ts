@@ -7,7 +7,7 @@ import { assertError, dataOf, startTestApp, uniqueEmail } from './helpers.ts';
 import { startReceiver, type Receiver } from './support/webhook-receiver.ts';
 
 /*
- * DNS rebinding against a real webhook delivery (issue 14, defect 7). Webhook URLs are checked when a
+ * DNS rebinding against a real webhook delivery. Webhook URLs are checked when a
  * subscription is saved (urlProblem, then resolvesPublicly) and again when the delivery's socket connects
  * (the sender's undici Agent resolves through guardedLookup). Both resolve with node:dns lookup, the
  * system resolver (getaddrinfo), not the DNS_SERVERS resolvers of domain verification, so this file

@@ -1,5 +1,5 @@
 -- Appointment files and reviews, the specialist's own iCalendar feed secret, and erasure of both
--- (spec 4.5 Appointments; issue 16 items 6, 8 and 9; docs/decisions.md).
+-- (spec 4.5 Appointments; docs/decisions.md).
 
 -- Files attached to an appointment (POST /v1/appointments/{id}/files): the bytes are in the asset store
 -- under orgs/<org>/appointments/<appointment>/<file id> (the key keeps the appointment it was uploaded

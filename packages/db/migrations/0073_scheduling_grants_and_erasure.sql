@@ -1,4 +1,4 @@
--- Two fixes of migration 0067 that the permission matrix found (issue 16). 0069, the number set aside for
+-- Two fixes of migration 0067 that the permission matrix found. 0069, the number set aside for
 -- them, went to the hold stream's migration meanwhile.
 --
 -- 1. The administrator holds every appointments.* code (spec 2.7). 0067 gave it view_org, update_org and

@@ -1,4 +1,4 @@
--- Exercise library completed (issue 19): organizations' copies of platform exercises.
+-- Exercise library completed: organizations' copies of platform exercises.
 --
 -- A platform exercise (organization_id null) is usable by every organization as it is. Propagating it
 -- (POST /v1/exercises/{id}/propagate, superadmins) also gives chosen organizations their own copy: an

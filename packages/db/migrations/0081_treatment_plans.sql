@@ -1,4 +1,4 @@
--- Treatment plans (issue 19 part 2; spec 3.5, 9.6, 2.7): the versioned lifecycle of custom fields and form
+-- Treatment plans (spec 3.5, 9.6, 2.7): the versioned lifecycle of custom fields and form
 -- templates (draft -> publish -> versions -> rollback), a plan being phases of days of exercise items.
 -- A library plan is the clinic's template; a patient plan is one patient's (cloned from a library plan or
 -- written for them). Only drafts change; publishing archives the draft as the next version, which

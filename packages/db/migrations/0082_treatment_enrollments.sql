@@ -1,4 +1,4 @@
--- Enrollment in treatment plans (issue 19 part 3; spec 3.5 "enrollment supports pause, resume, cancel"):
+-- Enrollment in treatment plans (spec 3.5 "enrollment supports pause, resume, cancel"):
 -- a patient follows one published version of a plan (pinned: publishing a later version changes nothing
 -- until staff migrate the enrollment), from a start date, on chosen weekdays in a time zone. Plan day n is
 -- the n-th scheduled date: a date on or after the start, on one of the weekdays, not inside a pause.

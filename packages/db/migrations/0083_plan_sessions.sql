@@ -1,4 +1,4 @@
--- Plan sessions (issue 19 part 4): one row per item of a plan day that the patient started, completed or
+-- Plan sessions: one row per item of a plan day that the patient started, completed or
 -- skipped. Starting creates the exercise session of spec 4.11 (for scorable items) and composes the item's
 -- video; completing copies the telemetry results written at session end, with the scoring algorithm's
 -- version and the software's labelling (docs/telerehab.md, the regulatory boundary).

@@ -1,4 +1,4 @@
--- Progress and the clinic dashboard (issue 19 part 5): schedule arithmetic that does not walk an enrollment's
+-- Progress and the clinic dashboard: schedule arithmetic that does not walk an enrollment's
 -- whole history. Plan day n is still the n-th scheduled date (migration 0082); the number of scheduled dates
 -- before a date is counted in closed form (weekday occurrences minus those inside pauses), so a window of
 -- 14 days costs 14 dates whatever the start, and an enrollment's state today costs no series at all.

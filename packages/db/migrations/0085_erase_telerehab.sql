@@ -1,4 +1,4 @@
--- Erasure reaches telerehab (issue 19 item 7; docs/decisions.md, "Telerehab"; docs/telerehab.md, GDPR). The
+-- Erasure reaches telerehab (docs/decisions.md, "Telerehab"; docs/telerehab.md, GDPR). The
 -- home exercise programme rests on consent (biometric_capture, the plans' treatment_specific_* purposes), like
 -- the telemetry it scores (migration 0059), so erasure removes it in the same scope (one clinic, or everywhere
 -- when the account is anonymised):

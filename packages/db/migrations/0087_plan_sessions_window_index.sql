@@ -1,4 +1,4 @@
--- The clinic dashboard reads every live enrollment's sessions of a window in one pass (issue 19, Performance):
+-- The clinic dashboard reads every live enrollment's sessions of a window in one pass (docs/telerehab.md, Performance):
 -- the index of an enrollment's sessions by date now carries what the dashboard and progress count (status, form
 -- score, completion time) and the patient its row policy reads, so that pass is an index-only scan. It replaces
 -- plan_sessions_enrollment_idx (0083, the same key) and plan_sessions_scored_idx (0084, the scored sessions only).

@@ -1,4 +1,4 @@
--- The closed-form schedule counts of 0084 again: the same answers, in PL/pgSQL instead of SQL (issue 19,
+-- The closed-form schedule counts of 0084 again: the same answers, in PL/pgSQL instead of SQL (docs/telerehab.md,
 -- Performance). Neither SQL function is inlined (a subquery in the body prevents it), so PostgreSQL parsed,
 -- rewrote and planned app.enrollment_scheduled_before's query on the pauses, with their row policies, on every
 -- statement that called it: about 2 ms of each enrollment read and each progress answer as a clinic member

@@ -1,4 +1,4 @@
--- Messages (issue 18, docs/automations.md): templates per language and the log of every email and SMS the
+-- Messages (docs/automations.md): templates per language and the log of every email and SMS the
 -- platform sends, with what became of it (sent, refused recipient, bounce). Sends are made by the worker
 -- (automation runs); the API reads. The permission codes of automations and messages come here too.
 

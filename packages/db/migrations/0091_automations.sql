@@ -1,4 +1,4 @@
--- Automation rules, their runs and the append-only execution trail (issue 18, docs/automations.md).
+-- Automation rules, their runs and the append-only execution trail (docs/automations.md).
 --
 -- A rule has one trigger (a domain event type, an offset from an appointment's start, or a daily schedule
 -- over a segment), optional conditions in the segment criteria language, and a list of actions. Each time a

@@ -1,4 +1,4 @@
--- Segments (spec 4.5, 2.7 segments.*; issue 18, docs/automations.md): a named JSON criteria tree over the
+-- Segments (spec 4.5, 2.7 segments.*; docs/automations.md): a named JSON criteria tree over the
 -- organization's patients, compiled to parameterised SQL that runs under the caller's row policies. An
 -- evaluation materialises the members as one complete set: its rows are written under a new evaluation id
 -- and the segment switches to it when the last chunk is in, so readers never see half an evaluation.

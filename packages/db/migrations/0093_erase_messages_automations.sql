@@ -1,4 +1,4 @@
--- Erasure reaches messages and automations (issue 18 item 6; docs/automations.md, GDPR; docs/decisions.md,
+-- Erasure reaches messages and automations (docs/automations.md, GDPR; docs/decisions.md,
 -- "Automations"). In the erasure's scope (one clinic, or everywhere when the account is anonymised), for the
 -- person's patient records and their appointments:
 -- - messages keep their row (channel, purpose, template, run, status, provider, times: the trail and the

@@ -1,4 +1,4 @@
--- Segment evaluation at scale (issue 18, Performance; bench/segment-evaluate.ts: three conditions over 100,000
+-- Segment evaluation at scale (bench/segment-evaluate.ts: three conditions over 100,000
 -- patients with 500,000 appointments). A background evaluation goes through the organization's live patients
 -- in steps of SEGMENTS_CHUNK by id, under the caller's row policies, and tests the criteria for each one.
 --

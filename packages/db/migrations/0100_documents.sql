@@ -1,4 +1,4 @@
--- Documents (issue 17; spec 4.5 Documents, 9.6, 2.7): versioned PDF templates, the organization's letterhead,
+-- Documents (spec 4.5 Documents, 9.6, 2.7): versioned PDF templates, the organization's letterhead,
 -- and documents rendered from forms and appointments into archival PDF kept in the asset store
 -- (docs/documents.md).
 

@@ -1,5 +1,5 @@
 -- Per-organization rate limits set by the operator (spec 8: "per-tenant, per-endpoint limits for
--- authenticated routes, configurable per organization by the operator"; issue 21). One row per
+-- authenticated routes, configurable per organization by the operator"). One row per
 -- organization that does not use the platform's RATELIMIT_TENANT_LIMIT: its budget per route and window.
 -- Operator data, like the provider rows: only superadmins (app_bypass) and the pipeline's own connection
 -- read it; a clinic cannot raise its own limit.

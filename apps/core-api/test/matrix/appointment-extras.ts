@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Appointment files, reviews and iCalendar (issue 16 items 6 and 8). Every request names the
+ * Appointment files, reviews and iCalendar. Every request names the
  * organization in X-Organization-ID. The appointments are the patient caller's, booked with a
  * specialist made here (not the specialist caller), so the specialist caller, whose
  * appointments.view_own shows only its own, gets 404 on them. Default grants of migration 0067:

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Messages, automations and segments (issue 18; spec 4.5 Automations and Segments, 2.7 segments.*).
+ * Messages, automations and segments (spec 4.5 Automations and Segments, 2.7 segments.*).
  * Default grants of migration 0090: admin automations.view_org, automations.manage, messages.view_org and
  * every segments code; customer_support automations.view_org, messages.view_org, segments.view_org and
  * segments.view_own_membership; specialist segments.view_own_membership.

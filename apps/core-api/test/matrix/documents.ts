@@ -3,7 +3,7 @@ import { freshTemplate } from './custom-fields.ts';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * PDF templates, the letterhead and documents (issue 17). Every request names the organization in
+ * PDF templates, the letterhead and documents. Every request names the organization in
  * X-Organization-ID. Default grants of migration 0100: admin holds every pdf_templates.* and documents.*
  * code; specialist pdf_templates.view_published and .render, documents.view_org, .create and .publish;
  * customer_support pdf_templates.view_published only. Patients hold no code: they read their own

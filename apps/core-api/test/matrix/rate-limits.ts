@@ -1,6 +1,6 @@
 import { type Fragment, superadminOnly } from './types.ts';
 
-/* The operator's per-organization rate limits (spec 8, issue 21): superadmin only, a clinic admin included. */
+/* The operator's per-organization rate limits (spec 8): superadmin only, a clinic admin included. */
 const su = superadminOnly;
 const PATH = '/v1/admin/organizations/{id}/rate-limits';
 const ofFixtureOrg = { prepare: async (f: { orgId: string }) => ({ params: { id: f.orgId } }) };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Segments (issue 18; spec 4.5 Segments, 2.7 segments.*). Default grants of migration 0090: admin every
+ * Segments (spec 4.5 Segments, 2.7 segments.*). Default grants of migration 0090: admin every
  * segments code; customer_support segments.view_org and segments.view_own_membership; specialist
  * segments.view_own_membership.
  * - The field catalog, the list and a segment are read with segments.view_org or manage (admin,

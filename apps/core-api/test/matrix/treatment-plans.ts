@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Caller, Fixture, Fragment, Prepared, Row } from './types.ts';
 
 /*
- * Treatment plans (issue 19; spec 2.7 treatment_plans.*). Default grants of migration 0081: admin holds every
+ * Treatment plans (spec 2.7 treatment_plans.*). Default grants of migration 0081: admin holds every
  * staff code (view_org, manage, delete, assign, approve, promote_to_org); specialist view_org, manage, assign and
  * approve; customer_support none. Patients act by ownership (no code), so every plan route is 403 for them;
  * another clinic's admin and outsiders hold nothing here (403); superadmins pass every permission check.

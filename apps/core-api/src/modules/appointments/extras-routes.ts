@@ -35,7 +35,7 @@ async function patientGate(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Files, reviews and the .ics of appointments (spec 4.5 Appointments; issue 16 items 6 and 8). `readGate`
+ * Files, reviews and the .ics of appointments (spec 4.5 Appointments). `readGate`
  * is the appointments' own: staff who see appointments, or a patient.
  */
 export async function appointmentExtraRoutes(

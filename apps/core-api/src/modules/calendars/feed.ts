@@ -10,7 +10,7 @@ import { buildCalendar } from '../../platform/icalendar.ts';
 import * as q from './queries.ts';
 
 /*
- * A calendar's secret iCalendar feed (issue 16 item 8): a URL with a token that a calendar app
+ * A calendar's secret iCalendar feed: a URL with a token that a calendar app
  * subscribes to. Only the token's SHA-256 is stored (calendars.feed_token_hash); the URL is shown once;
  * a new one replaces it (the old URL stops working), DELETE removes it. The feed shows busy blocks with
  * the service's name and the appointment id, never the patient (docs/decisions.md).

@@ -27,7 +27,7 @@ async function reader(request: FastifyRequest): Promise<void> {
 /** The HMAC keys of the folder store's download paths, derived from MASTER_KEYS. */
 export const documentUrlKeys = (rt: Runtime) => rt.secrets.derive('document-download-url');
 
-/** Documents (spec 4.5 Documents; issue 17): form renders, appointment documents, publishing, signed downloads. */
+/** Documents (spec 4.5 Documents): form renders, appointment documents, publishing, signed downloads. */
 export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
   const engine = createPdfEngine({ maxPages: rt.config.documents.maxPages, timeoutMs: rt.config.documents.renderTimeoutMs });
   app.addHook('onClose', () => engine.close());

@@ -24,7 +24,7 @@ const readMessages = async (request: FastifyRequest) => {
     throw errors.forbidden('This needs the messages.view_org permission in the organization.');
 };
 
-/** Message templates (used by automation rules) and the message log (issue 18, docs/automations.md). */
+/** Message templates (used by automation rules) and the message log (docs/automations.md). */
 export function messageRoutes(app: FastifyInstance, deps: { channels: Channels }): void {
   const r = routesOf(app, { tags: ['messages'], errors: errorResponses });
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;

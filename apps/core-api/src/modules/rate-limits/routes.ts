@@ -29,7 +29,7 @@ const SetRouteLimit = Type.Object(
 );
 
 /**
- * The operator's per-organization limits (spec 8, issue 21): a clinic on a bigger plan gets more requests
+ * The operator's per-organization limits (spec 8): a clinic on a bigger plan gets more requests
  * per route and window than RATELIMIT_TENANT_LIMIT. Superadmin only; the pipeline reads the figures through
  * `cache`, which this instance reloads at once after a change (others within RATELIMIT_TENANT_REFRESH_SECONDS).
  */

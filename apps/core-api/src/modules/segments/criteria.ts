@@ -269,7 +269,7 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
     }
   }
 
-  /** Treatment plan enrollments (issue 19): in any plan, or in the given ones, in the given states. */
+  /** Treatment plan enrollments: in any plan, or in the given ones, in the given states. */
   function enrollments(op: string, n: Record<string, unknown>, path: string): string {
     if (op !== 'exists' && op !== 'none') return badOp(path, op, ['exists', 'none']);
     const where = n.where ?? {};

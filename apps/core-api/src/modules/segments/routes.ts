@@ -22,7 +22,7 @@ const readMembers = async (request: FastifyRequest) => {
     throw errors.forbidden('This needs segments.view_org, or segments.view_own_membership for your own membership.');
 };
 
-/** Segments (spec 4.5 Segments; issue 18, docs/automations.md). */
+/** Segments (spec 4.5 Segments; docs/automations.md). */
 export function segmentRoutes(app: FastifyInstance, deps: { syncLimit: number }): void {
   const r = routesOf(app, { tags: ['segments'], errors: errorResponses });
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;

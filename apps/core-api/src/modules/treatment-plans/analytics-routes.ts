@@ -18,7 +18,7 @@ async function progressReader(request: FastifyRequest): Promise<void> {
 }
 
 /**
- * Progress and the clinic dashboard (issue 19 part 5): clinical decision-support outputs, served only where the
+ * Progress and the clinic dashboard: clinical decision-support outputs, served only where the
  * organization enabled telerehab (403 telerehab_disabled), every read recorded in the access log, every answer
  * with the device labelling and the algorithm versions behind its numbers (docs/telerehab.md).
  */

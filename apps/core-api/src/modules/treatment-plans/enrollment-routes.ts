@@ -37,7 +37,7 @@ async function pauser(request: FastifyRequest): Promise<void> {
 const Params = Type.Object({ id: Uuid });
 
 /**
- * Enrollments (issue 19 part 3): a patient in a published version of a plan, pinned, with its schedule; pause,
+ * Enrollments: a patient in a published version of a plan, pinned, with its schedule; pause,
  * resume, cancel with reasons; staff migrate it to another version. None of these writes may be made with an
  * impersonation token (docs/decisions.md): they change the patient's treatment, not their portal data.
  */

@@ -36,7 +36,7 @@ function logPlanRead(request: FastifyRequest, plans: { id: string; patient_id: s
 }
 
 /**
- * Treatment plans (issue 19; docs/telerehab.md): library and patient plans with the versioned lifecycle of
+ * Treatment plans (docs/telerehab.md): library and patient plans with the versioned lifecycle of
  * platform/versioned (publish, rollback, versions), approval by a second clinician, duplicate, clone, promote;
  * and the organization's telerehab settings (the regulatory boundary). Staff routes only: patients see the
  * version they are enrolled in through their enrollments.

@@ -2,7 +2,7 @@ import { DateRangeQuery, ListQueryWith, nullable, SortParam, Timestamp, Uuid } f
 import { Type } from 'typebox';
 
 /*
- * A treatment plan (issue 19; docs/telerehab.md "The plan model"): phases (or weeks) of days, each day a list
+ * A treatment plan (docs/telerehab.md "Plans and versions"): phases (or weeks) of days, each day a list
  * of items. An item is an exercise with either sets of `{ side, reps }` (reps-based exercises; the composer's
  * limits, so that the video shows exactly what is prescribed) or a duration (duration-based ones), a rest,
  * an optional target range of motion, notes and the language of its video.
@@ -470,7 +470,7 @@ export const TodayPlan = Type.Object({
 });
 
 // ---------------------------------------------------------------------------------------------
-// Progress and analytics (docs/telerehab.md "Analytics definitions")
+// Progress and analytics (docs/telerehab.md "Progress and analytics definitions")
 
 export const DASHBOARD_SORT = { adherence: 'adherence', form_trend: 'form_trend', last_completed_at: 'last_completed_at' } as const;
 

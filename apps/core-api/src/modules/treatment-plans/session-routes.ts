@@ -38,7 +38,7 @@ const SessionWithLabelling = Type.Object({ ...PlanSession.properties, labelling:
 const Params = Type.Object({ id: Uuid });
 
 /**
- * Plan sessions (issue 19 part 4): today's plan, start (the exercise session of 4.11, its telemetry token and the
+ * Plan sessions: today's plan, start (the exercise session of 4.11, its telemetry token and the
  * item's composed video), complete (the telemetry results already written at session end), skip with a reason,
  * and reads. The writes are the patient's own and are not impersonable: they record the patient's body and
  * statements (biometric capture, pain), which nobody makes in their name.
