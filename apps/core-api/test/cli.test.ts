@@ -9,11 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import { openPglite } from '@clinic/db';
 import { jwtVerify } from 'jose';
 import { createDevIssuer } from '../src/platform/auth/dev-issuer.ts';
-import { uniqueEmail } from './helpers.ts';
+import { MODE, uniqueEmail } from './helpers.ts';
 import { ROOT, servicePorts, spawnTracked, stopChild, waitForOutput } from './support/processes.ts';
 
 // These tests run the real entry points as separate processes, on the embedded default (a DATA_DIR
-// folder); they do not depend on the test mode.
+// folder); they do not depend on the test mode, so they run in `npm test` only (the longest file of the
+// suite, about 85 s: `npm run test:services` would only repeat them).
 const TOKEN = 'apps/core-api/src/cli/token.ts';
 const CLI = 'apps/core-api/src/cli/main.ts';
 const MAIN = 'apps/core-api/src/main.ts';
@@ -88,7 +89,7 @@ async function readSuperadmin(dataDir: string, email: string) {
 
 // The suites run side by side (each has its own data folder; most of the time is process start-up);
 // the tests inside each suite run in order.
-describe('command line', { concurrency: true }, () => {
+describe('command line', { concurrency: true, skip: MODE === 'services' && 'independent of the test mode: runs in npm test' }, () => {
   describe('npm run token', { concurrency: 1 }, () => {
     let dataDir: string;
     before(async () => {
