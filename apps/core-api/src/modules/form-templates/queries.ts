@@ -1,6 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { versionQueries } from '../../platform/versioned/queries.ts';
-import { containsPattern, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+import { rowQueries } from '../../platform/versioned/rows.ts';
+import { containsPattern, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 export interface TemplateField {
   custom_field_id: string;
@@ -32,72 +33,37 @@ export const templateVersions = versionQueries<'template', TemplateContent>({
   as: 'template',
 });
 
-const COLUMNS = 'id, organization_id, name, description, fields, version, published, published_at, created_at, updated_at';
+/** form_templates: the live rows. */
+const templateRows = rowQueries<TemplateContent, TemplateRow>({
+  table: 'form_templates',
+  columns: 'id, organization_id, name, description, fields, version, published, published_at, created_at, updated_at',
+  content: [
+    { column: 'name', value: (c) => c.name },
+    { column: 'description', value: (c) => c.description },
+    { column: 'fields', cast: 'jsonb', value: (c) => JSON.stringify(c.fields) },
+  ],
+});
 
-// Every statement names the organization: superadmins run on app_bypass, where no policy narrows rows.
+export const insertTemplate = (tx: Queryable, orgId: string, c: TemplateContent) => templateRows.insert(tx, orgId, c);
+export const findTemplate = templateRows.find;
+export const saveTemplate = templateRows.save;
+export const softDeleteTemplate = templateRows.softDelete;
 
-export async function insertTemplate(tx: Queryable, orgId: string, c: TemplateContent): Promise<TemplateRow> {
-  const { rows } = await tx.query<TemplateRow>(
-    `insert into form_templates (organization_id, name, description, fields) values ($1, $2, $3, $4::jsonb) returning ${COLUMNS}`,
-    [orgId, c.name, c.description, JSON.stringify(c.fields)],
-  );
-  return rows[0]!;
-}
-
-export async function findTemplate(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<TemplateRow | null> {
-  const { rows } = await tx.query<TemplateRow>(
-    `select ${COLUMNS} from form_templates where id = $1 and organization_id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
-    [id, orgId],
-  );
-  return rows[0] ?? null;
-}
-
-export async function saveTemplate(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  c: TemplateContent,
-  state: { version: number; published: boolean; publishedNow: boolean },
-): Promise<TemplateRow> {
-  const { rows } = await tx.query<TemplateRow>(
-    `update form_templates set name = $3, description = $4, fields = $5::jsonb, version = $6, published = $7,
-       published_at = case when $8 then now() else published_at end
-     where id = $1 and organization_id = $2 returning ${COLUMNS}`,
-    [id, orgId, c.name, c.description, JSON.stringify(c.fields), state.version, state.published, state.publishedNow],
-  );
-  return rows[0]!;
-}
-
-export async function softDeleteTemplate(tx: Queryable, orgId: string, id: string): Promise<TemplateRow | null> {
-  const { rows } = await tx.query<TemplateRow>(
-    `update form_templates set deleted_at = now() where id = $1 and organization_id = $2 and deleted_at is null returning ${COLUMNS}`,
-    [id, orgId],
-  );
-  return rows[0] ?? null;
-}
-
-export async function listTemplates(
+export function listTemplates(
   tx: Queryable,
   orgId: string,
   f: { q?: string | undefined; published?: boolean | undefined; created: DateRange },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: TemplateRow[]; total: number }> {
-  const where = new SqlWhere()
-    .add('organization_id = ?', orgId)
-    .add('deleted_at is null')
-    .optional('published = ?', f.published)
-    .dateRange('created_at', f.created);
-  if (f.q) where.add('name ilike ?', containsPattern(f.q));
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from form_templates where ${where.text}`, where.params);
-  const { rows } = await tx.query<TemplateRow>(
-    `select ${COLUMNS} from form_templates where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
-    where.params,
+  return templateRows.list(
+    tx,
+    orgId,
+    (where) => {
+      where.optional('published = ?', f.published).dateRange('created_at', f.created);
+      return f.q ? where.add('name ilike ?', containsPattern(f.q)) : where;
+    },
+    sort,
+    page,
   );
-  return { rows, total: count.rows[0]!.total };
 }

@@ -1,7 +1,8 @@
 import type { Queryable } from '@clinic/db';
-import { containsPattern, type DateRange, type Pagination, type Sort, SqlWhere } from '@clinic/http-kit';
+import { containsPattern, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 import type { Kind, Layout } from '../documents/render/layout.ts';
 import { versionQueries } from '../../platform/versioned/queries.ts';
+import { rowQueries } from '../../platform/versioned/rows.ts';
 
 /** What a version snapshot holds. */
 export interface PdfTemplateContent {
@@ -29,78 +30,41 @@ export const pdfTemplateVersions = versionQueries<'template', PdfTemplateContent
   as: 'template',
 });
 
-const COLUMNS = 'id, organization_id, name, description, kind, content as layout, version, published, published_at, created_at, updated_at';
+/** pdf_templates: the live rows (a template may start as a draft, version 0). */
+const pdfTemplateRows = rowQueries<PdfTemplateContent, PdfTemplateRow>({
+  table: 'pdf_templates',
+  columns: 'id, organization_id, name, description, kind, content as layout, version, published, published_at, created_at, updated_at',
+  content: [
+    { column: 'name', value: (c) => c.name },
+    { column: 'description', value: (c) => c.description },
+    { column: 'kind', value: (c) => c.kind },
+    { column: 'content', cast: 'jsonb', value: (c) => JSON.stringify(c.layout) },
+  ],
+});
 
-// Every statement names the organization: superadmins run on app_bypass, where no policy narrows rows.
+export const insertPdfTemplate = (tx: Queryable, orgId: string, c: PdfTemplateContent, draft = false) =>
+  pdfTemplateRows.insert(tx, orgId, c, { draft });
+export const findPdfTemplate = pdfTemplateRows.find;
+export const savePdfTemplate = pdfTemplateRows.save;
+export const softDeletePdfTemplate = pdfTemplateRows.softDelete;
 
-export async function insertPdfTemplate(tx: Queryable, orgId: string, c: PdfTemplateContent, draft = false): Promise<PdfTemplateRow> {
-  const { rows } = await tx.query<PdfTemplateRow>(
-    `insert into pdf_templates (organization_id, name, description, kind, content, version, published)
-     values ($1, $2, $3, $4, $5::jsonb, $6, $7) returning ${COLUMNS}`,
-    [orgId, c.name, c.description, c.kind, JSON.stringify(c.layout), draft ? 0 : 1, !draft],
-  );
-  return rows[0]!;
-}
-
-export async function findPdfTemplate(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<PdfTemplateRow | null> {
-  const { rows } = await tx.query<PdfTemplateRow>(
-    `select ${COLUMNS} from pdf_templates where organization_id = $1 and id = $2 and deleted_at is null${opts.forUpdate ? ' for update' : ''}`,
-    [orgId, id],
-  );
-  return rows[0] ?? null;
-}
-
-export async function savePdfTemplate(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  c: PdfTemplateContent,
-  state: { version: number; published: boolean; publishedNow: boolean },
-): Promise<PdfTemplateRow> {
-  const { rows } = await tx.query<PdfTemplateRow>(
-    `update pdf_templates set name = $3, description = $4, kind = $5, content = $6::jsonb, version = $7, published = $8,
-       published_at = case when $9 then now() else published_at end
-     where organization_id = $1 and id = $2 returning ${COLUMNS}`,
-    [orgId, id, c.name, c.description, c.kind, JSON.stringify(c.layout), state.version, state.published, state.publishedNow],
-  );
-  return rows[0]!;
-}
-
-export async function softDeletePdfTemplate(tx: Queryable, orgId: string, id: string): Promise<boolean> {
-  const found = await tx.query('select 1 from pdf_templates where organization_id = $1 and id = $2 and deleted_at is null for update', [
-    orgId,
-    id,
-  ]);
-  if (!found.rows.length) return false;
-  await tx.query('update pdf_templates set deleted_at = now() where organization_id = $1 and id = $2', [orgId, id]);
-  return true;
-}
-
-export async function listPdfTemplates(
+export function listPdfTemplates(
   tx: Queryable,
   orgId: string,
   f: { q?: string; kind?: string; published?: boolean; created: DateRange },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: PdfTemplateRow[]; total: number }> {
-  const where = new SqlWhere()
-    .add('organization_id = ?', orgId)
-    .add('deleted_at is null')
-    .optional('published = ?', f.published)
-    .optional('kind = ?', f.kind)
-    .dateRange('created_at', f.created);
-  if (f.q) where.add('name ilike ?', containsPattern(f.q));
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from pdf_templates where ${where.text}`, where.params);
-  const { rows } = await tx.query<PdfTemplateRow>(
-    `select ${COLUMNS} from pdf_templates where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
-    where.params,
+  return pdfTemplateRows.list(
+    tx,
+    orgId,
+    (where) => {
+      where.optional('published = ?', f.published).optional('kind = ?', f.kind).dateRange('created_at', f.created);
+      return f.q ? where.add('name ilike ?', containsPattern(f.q)) : where;
+    },
+    sort,
+    page,
   );
-  return { rows, total: count.rows[0]!.total };
 }
 
 /** The published snapshots of drafts, for readers who see only what was published. */
