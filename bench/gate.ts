@@ -10,14 +10,14 @@ import { buildApp } from '../apps/core-api/src/app.ts';
 import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
-import { load, row } from './support.ts';
+import { NO_RATE_LIMITS, load, row } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const testDb = await createTestDatabase(ADMIN_URL);
 const issuer = await createDevIssuer({ dataDir: null, issuer: 'clinic-platform-dev-issuer', audience: 'clinic-platform' });
 // In-process limiter stores (no Redis): both instances pay the same, and the comparison is the gate's.
-const base = { NODE_ENV: 'test', LOG_LEVEL: 'warn', RATELIMIT_API_LIMIT: '100000000' } as const;
+const base = { NODE_ENV: 'test', LOG_LEVEL: 'warn', ...NO_RATE_LIMITS } as const;
 const rtOn = await createRuntime(parseConfig({ ...base }), { db: testDb.db, devIssuer: issuer });
 const rtOff = await createRuntime(parseConfig({ ...base, CONSENT_GATE: 'off' }), {
   db: testDb.db,

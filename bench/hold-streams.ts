@@ -23,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { NO_RATE_LIMITS } from './support.ts';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const CONCURRENCY = 50;
@@ -142,8 +143,7 @@ async function main() {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     ...(pglite ? {} : { DATABASE_URL: testDb.url! }),
-    RATELIMIT_API_LIMIT: '100000000',
-    RATELIMIT_PUBLIC_LIMIT: '100000000',
+    ...NO_RATE_LIMITS,
     SCHEDULING_HOLD_STREAMS_PER_IP: '1000000',
   });
   const rtA = await createRuntime(config, { db: testDb.db, devIssuer: issuer });

@@ -14,7 +14,7 @@ import { buildApp } from '../apps/core-api/src/app.ts';
 import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
-import { benchSuperadmin, injector } from './support.ts';
+import { NO_RATE_LIMITS, benchSuperadmin, injector } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -34,9 +34,7 @@ const config = parseConfig({
   LOG_LEVEL: 'warn',
   REDIS_URL,
   REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
-  RATELIMIT_API_LIMIT: '100000000',
-  RATELIMIT_PUBLIC_LIMIT: '100000000',
-  RATELIMIT_PUBLIC_RESOLVE_LIMIT: '100000000',
+  ...NO_RATE_LIMITS,
   RATELIMIT_HOLDS_PER_IP: '100000000',
   RATELIMIT_HOLDS_PER_ORG: '100000000',
 });

@@ -10,7 +10,7 @@ import { buildApp } from '../apps/core-api/src/app.ts';
 import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
-import { load, row, type LoadResult } from './support.ts';
+import { NO_RATE_LIMITS, load, row, type LoadResult } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -50,7 +50,7 @@ const config = parseConfig({
   LOG_LEVEL: 'warn',
   REDIS_URL,
   REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
-  RATELIMIT_API_LIMIT: '100000000',
+  ...NO_RATE_LIMITS,
 });
 const rt = await createRuntime(config, { db: counted.db, devIssuer: issuer });
 const app = await buildApp(rt);

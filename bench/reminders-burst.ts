@@ -28,7 +28,7 @@ import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
 import { startWorker } from '../apps/core-api/src/worker/worker.ts';
-import { benchSuperadmin, cpuMeter, injector } from './support.ts';
+import { NO_RATE_LIMITS, benchSuperadmin, cpuMeter, injector } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -95,8 +95,7 @@ try {
     REDIS_URL,
     REDIS_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`,
     MASTER_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-    RATELIMIT_API_LIMIT: '100000000',
-    RATELIMIT_USER_LIMIT: '100000000',
+    ...NO_RATE_LIMITS,
     ...Object.fromEntries(
       ['MESSAGES_SMTP_CONNECTIONS', 'AUTOMATIONS_BATCH', 'WORKER_DISPATCH_INTERVAL_MS'].flatMap((k) =>
         process.env[k] ? [[k, process.env[k]!]] : [],

@@ -26,7 +26,7 @@ import { compileFor } from '../apps/core-api/src/modules/segments/service.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
 import { createRuntime } from '../apps/core-api/src/platform/runtime.ts';
 import { startWorker } from '../apps/core-api/src/worker/worker.ts';
-import { benchSuperadmin, injector } from './support.ts';
+import { NO_RATE_LIMITS, benchSuperadmin, injector } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -52,8 +52,7 @@ try {
     LOG_LEVEL: 'warn',
     REDIS_URL,
     REDIS_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`,
-    RATELIMIT_API_LIMIT: '100000000',
-    RATELIMIT_USER_LIMIT: '100000000',
+    ...NO_RATE_LIMITS,
     ...Object.fromEntries(['SEGMENTS_CHUNK', 'WORKER_DISPATCH_INTERVAL_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : []))),
   });
   const rt = await createRuntime(config, { db, devIssuer: issuer });

@@ -22,7 +22,7 @@ import pg from 'pg';
 import { buildApp } from '../apps/core-api/src/app.ts';
 import { parseConfig } from '../apps/core-api/src/config.ts';
 import { createDevIssuer } from '../apps/core-api/src/platform/auth/dev-issuer.ts';
-import { benchSuperadmin, capturing, injector, load, type LoadResult, replay, row, type Statement } from './support.ts';
+import { NO_RATE_LIMITS, benchSuperadmin, capturing, injector, load, type LoadResult, replay, row, type Statement } from './support.ts';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -40,8 +40,7 @@ const config = parseConfig({
   LOG_LEVEL: 'warn',
   REDIS_URL,
   REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
-  RATELIMIT_API_LIMIT: '100000000',
-  RATELIMIT_USER_LIMIT: '100000000',
+  ...NO_RATE_LIMITS,
   QUERY_TIMEOUT_MS: '60000',
 });
 const apiDb = await openPostgres({
