@@ -1,4 +1,4 @@
-import { isForeignKeyViolation, isUniqueViolation, type Queryable } from '@clinic/db';
+import { isForeignKeyViolation, isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 
 export interface SpecialistRow {
@@ -227,10 +227,14 @@ export async function listSpecialists(
   link('specialist_locations', 'location_id', f.locationId);
   link('service_specialists', 'service_id', f.serviceId);
   if (f.language) where.add('? = any(s.languages)', f.language);
-  const count = await tx.query<{ total: number }>(`select count(*)::int as total from specialists s where ${where.text}`, where.params);
-  const { rows } = await tx.query<SpecialistRow>(
-    `select ${COLUMNS} from specialists s where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
-    where.params,
-  );
+  // Both at once (one round trip), prepared: their texts come from a few sorts and filters, and planning the
+  // page with its link columns' policies cost more than running it (bench/directory.ts).
+  const countText = `select count(*)::int as total from specialists s where ${where.text}`;
+  const countParams = [...where.params];
+  const pageText = `select ${COLUMNS} from specialists s where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`;
+  const [count, { rows }] = await Promise.all([
+    tx.query<{ total: number }>(countText, countParams, prepared(countText)),
+    tx.query<SpecialistRow>(pageText, where.params, prepared(pageText)),
+  ]);
   return { rows, total: count.rows[0]!.total };
 }
