@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '@clinic/db';
 import PgBoss from 'pg-boss';
 import type { Config } from '../config.ts';
+import { type InFlight, inFlight } from './in-flight.ts';
 
 /** pg-boss's executor interface: every statement returns its rows. */
 export interface BossExecutor {
@@ -20,11 +21,10 @@ export function executorOf(tx: Queryable): BossExecutor {
  *
  * It also counts the statements in flight. pg-boss 10 completes or fails a job without awaiting it
  * (manager.js, onFetch), so boss.stop() can return while that statement still runs, and a caller that then
- * closes the database got an unhandled "Cannot use a pool after calling end" from it. settled() lets the
- * worker's close() wait for them.
+ * closes the database got an unhandled "Cannot use a pool after calling end" from it. The worker's close()
+ * waits for them.
  */
-function databaseExecutor(db: Database): BossExecutor & { pending(): number; settled(): Promise<void> } {
-  const inFlight = new Set<Promise<unknown>>();
+function databaseExecutor(db: Database, statements: InFlight): BossExecutor {
   const run = async (text: string, values?: unknown[]) => {
     if (values?.length) return db.query(text, values);
     try {
@@ -35,27 +35,13 @@ function databaseExecutor(db: Database): BossExecutor & { pending(): number; set
       return { rows: [] };
     }
   };
-  return {
-    executeSql(text, values) {
-      const p = run(text, values);
-      inFlight.add(p);
-      const done = () => void inFlight.delete(p);
-      p.then(done, done);
-      return p;
-    },
-    pending: () => inFlight.size,
-    async settled() {
-      while (inFlight.size) await Promise.allSettled([...inFlight]);
-    },
-  };
+  return { executeSql: (text, values) => statements.track(run(text, values)) };
 }
 
 export interface Boss {
   boss: PgBoss;
   /** Statements pg-boss sent through our database and still running (none with its own pool). */
-  pending(): number;
-  /** Resolves once pending() is 0. */
-  settled(): Promise<void>;
+  statements: InFlight;
 }
 
 /**
@@ -75,8 +61,8 @@ export function createBoss(db: Database, config: Config): Boss {
   if (config.databaseUrl) {
     // pg-boss ends this pool itself in stop(); nothing of ours shares it.
     const boss = new PgBoss({ ...common, connectionString: config.databaseUrl, max: 4, application_name: 'clinic-worker' });
-    return { boss, pending: () => 0, settled: async () => undefined };
+    return { boss, statements: inFlight() };
   }
-  const executor = databaseExecutor(db);
-  return { boss: new PgBoss({ ...common, db: executor }), pending: executor.pending, settled: executor.settled };
+  const statements = inFlight();
+  return { boss: new PgBoss({ ...common, db: databaseExecutor(db, statements) }), statements };
 }

@@ -2,6 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Runtime } from '../platform/runtime.ts';
 import { createBoss, executorOf } from './boss.ts';
+import { inFlight } from './in-flight.ts';
 import { dispatchPending, EVENT_QUEUE } from './dispatcher.ts';
 import { registerAllJobs } from './registry.ts';
 import type { DomainEvent, FanOut, QueueContext, QueuedJob, QueueOptions, WorkerRegistry } from './types.ts';
@@ -34,7 +35,7 @@ interface ModuleQueue {
 export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promise<Worker> {
   const { config } = rt;
   const logger: Logger = rt.logger.child({ component: 'worker' });
-  const { boss, pending: bossPending, settled: bossSettled } = createBoss(rt.db, config);
+  const { boss, statements } = createBoss(rt.db, config);
   boss.on('error', (err: Error) => logger.error({ err: err.message }, 'job system error'));
   await boss.start();
 
@@ -65,14 +66,8 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
 
   // Handlers still running. pg-boss's graceful stop gives up waiting after its timeout, and a handler it left
   // running would then use the database after our caller closed it: close() waits for these itself.
-  const inFlight = new Set<Promise<void>>();
-  const tracked = (work: () => Promise<void>): Promise<void> => {
-    const p = work();
-    inFlight.add(p);
-    const done = () => void inFlight.delete(p);
-    p.then(done, done);
-    return p;
-  };
+  const handlers = inFlight();
+  const tracked = (work: () => Promise<void>): Promise<void> => handlers.track(work());
 
   // The modules' queues; the id of each one's worker, to wake it when the outbox fed it.
   const workerIds = new Map<string, string>();
@@ -192,13 +187,12 @@ export async function startWorker(rt: Runtime, opts: WorkerOptions = {}): Promis
           resolve();
         }, config.timeouts.longMs);
       });
-      const quiet = () => inFlight.size === 0 && bossPending() === 0;
       do {
-        if (inFlight.size) logger.info({ running: inFlight.size }, 'waiting for running jobs before stopping');
-        await Promise.race([Promise.allSettled([...inFlight]).then(bossSettled), bound]);
+        if (handlers.size) logger.info({ running: handlers.size }, 'waiting for running jobs before stopping');
+        await Promise.race([handlers.settled().then(statements.settled), bound]);
         // What a handler's end or a late fetch starts (a completion, the next handler) begins within this turn.
         await new Promise((resolve) => setImmediate(resolve));
-      } while (!outOfTime && !quiet());
+      } while (!outOfTime && (handlers.size || statements.size));
       clearTimeout(timer);
       for (const close of closers) await close();
     },
