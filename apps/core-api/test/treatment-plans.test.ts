@@ -315,6 +315,12 @@ describe('treatment plans', () => {
     assert.deepEqual(await list('published=true'), [b.id]);
     assertError(await as(drA.token, 'GET', '/v1/treatment-plans?sort=version'), 422, 'validation_failed');
     assertError(await as(drA.token, 'GET', '/v1/treatment-plans?created_at_after=yesterday'), 422, 'validation_failed');
+    // 36 characters of hex digits and hyphens that are not a uuid (they passed a looser check and reached the
+    // ::uuid cast: 500): refused like any other non-uuid.
+    for (const bad of ['-'.repeat(36), 'a'.repeat(36), 'nope']) {
+      const err = assertError(await as(drA.token, 'GET', `/v1/treatment-plans?patient_id=${bad}`), 422, 'validation_failed');
+      assert.equal(err.fields.patient_id, 'must be a uuid');
+    }
     assertError(await as(support, 'GET', '/v1/treatment-plans'), 403, 'forbidden');
   });
 

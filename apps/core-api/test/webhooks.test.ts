@@ -309,6 +309,13 @@ describe('webhook subscriptions API (spec 4.9)', () => {
     assert.equal(log.length, 1);
     assert.equal(log[0].trigger, 'test');
     assert.equal(log[0].delivery_id, result.delivery_id);
+    const one = `/v1/webhook-subscriptions/${sub.id}/events?delivery_id=`;
+    assert.equal(dataOf(await t.call('GET', `${one}${result.delivery_id}`, { token: admin, org: orgId })).length, 1);
+    // Hex digits and hyphens that are not a uuid passed a looser check and reached the ::uuid cast (500).
+    for (const bad of ['-'.repeat(36), 'a'.repeat(36)]) {
+      const err = assertError(await t.call('GET', `${one}${bad}`, { token: admin, org: orgId }), 422, 'validation_failed');
+      assert.equal(err.fields.delivery_id, 'must be a UUID');
+    }
     assertError(
       await t.call('POST', `/v1/webhook-subscriptions/${sub.id}/deliveries/${result.delivery_id}/resend`, { token: admin, org: orgId }),
       409,

@@ -1,4 +1,4 @@
-import { createJwtVerifier, errors, type TokenVerifier } from '@clinic/http-kit';
+import { createJwtVerifier, errors, type TokenVerifier, isUuid } from '@clinic/http-kit';
 import type { JWTVerifyGetKey } from 'jose';
 
 /*
@@ -22,8 +22,6 @@ export interface SessionTokenVerifier {
   verify(token: string): Promise<SessionClaims>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Verified tokens are cached by hash until they expire (http-kit), so a batch per second costs a hash. */
 export function createSessionTokenVerifier(keys: JWTVerifyGetKey): SessionTokenVerifier {
   const inner: TokenVerifier = createJwtVerifier({
@@ -36,7 +34,7 @@ export function createSessionTokenVerifier(keys: JWTVerifyGetKey): SessionTokenV
     async verify(token) {
       const v = await inner.verify(token);
       const { sid, org, exercise } = v.claims as Record<string, unknown>;
-      if (![v.subject, sid, org, exercise].every((x) => typeof x === 'string' && UUID.test(x))) {
+      if (![v.subject, sid, org, exercise].every((x) => isUuid(x))) {
         throw errors.unauthorized('This is not an exercise-session token (sid, org and exercise claims are required).');
       }
       return { userId: v.subject, sessionId: sid as string, orgId: org as string, exerciseId: exercise as string };

@@ -48,6 +48,7 @@ export {
   type DateRange,
   type Picker,
   type ListEnvelope,
+  isUuid,
 } from './list.ts';
 export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';
 export { createServiceLogger, redactUrl, REDACTED_LOG_PATHS } from './logging.ts';

@@ -24,6 +24,11 @@ export const LIST_LIMITS = {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A uuid in its canonical 8-4-4-4-12 hexadecimal form (spec 2.1), in either case: what a `::uuid` cast accepts of it. */
+export function isUuid(v: unknown): v is string {
+  return typeof v === 'string' && UUID.test(v);
+}
+
 function first(v: unknown): unknown {
   return Array.isArray(v) ? v[0] : v;
 }
@@ -322,7 +327,7 @@ export function parsePicker(query: Record<string, unknown>): Picker {
     if (typeof chunk !== 'string') continue;
     for (const part of chunk.split(',')) {
       const id = part.trim().toLowerCase();
-      if (UUID.test(id) && ids.size < limit) ids.add(id);
+      if (isUuid(id) && ids.size < limit) ids.add(id);
     }
   }
   return { mode: ids.size > 0 ? 'ids' : 'q', q, ids: [...ids], limit };

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '@clinic/db';
 import { NIL_UUID } from '@clinic/db';
-import { AppError, bearerToken, enforceLimit, errors, type TokenVerifier } from '@clinic/http-kit';
+import { AppError, bearerToken, enforceLimit, errors, type TokenVerifier, isUuid } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasOrgAccess, scopeOf, type RequestContext } from './identity/context.ts';
 import { resolveContext, type IdentityDeps } from './identity/service.ts';
@@ -34,8 +34,6 @@ declare module 'fastify' {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export interface PipelineDeps extends IdentityDeps {
   db: Database;
   verifier: TokenVerifier;
@@ -54,7 +52,7 @@ function requestedOrganization(request: FastifyRequest): { requested: string | n
   const headerValue = Array.isArray(raw) ? raw[0] : raw;
   let requestedByHeader: string | null = null;
   if (headerValue !== undefined && headerValue !== '') {
-    if (!UUID.test(headerValue))
+    if (!isUuid(headerValue))
       throw errors.validation({ 'X-Organization-ID': 'must be a uuid' }, 'The X-Organization-ID header is not a uuid.');
     requestedByHeader = headerValue.toLowerCase();
   }
@@ -62,7 +60,7 @@ function requestedOrganization(request: FastifyRequest): { requested: string | n
   const param = request.routeOptions.config.orgParam;
   const fromPath = param ? (request.params as Record<string, string | undefined>)[param] : undefined;
   if (fromPath !== undefined) {
-    if (!UUID.test(fromPath)) throw errors.notFound();
+    if (!isUuid(fromPath)) throw errors.notFound();
     // No organization has the nil id: a path naming it names nothing.
     if (fromPath === NIL_UUID) throw errors.organizationNotFound();
     return { requested: fromPath.toLowerCase(), header };

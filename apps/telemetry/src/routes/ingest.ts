@@ -8,6 +8,7 @@ import {
   rateLimitHeaders,
   Uuid,
   type TokenVerifier,
+  isUuid,
 } from '@clinic/http-kit';
 import type { Redis } from 'ioredis';
 import type { Database } from '@clinic/db';
@@ -46,7 +47,6 @@ const errs = {
   415: ErrorResponse,
   429: ErrorResponse,
 };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 async function sessionCaller(deps: IngestDeps, request: FastifyRequest): Promise<SessionClaims> {
   const raw = bearerToken(request.headers.authorization);
@@ -168,7 +168,7 @@ export function ingestRoutes(app: FastifyInstance, deps: IngestDeps): void {
       if (!raw) throw errors.unauthorized();
       const token = await deps.userTokens.verify(raw);
       const org = request.headers['x-organization-id'];
-      if (typeof org !== 'string' || !UUID.test(org))
+      if (!isUuid(org))
         throw errors.validation({ 'X-Organization-ID': 'must be the uuid of the organization' }, 'X-Organization-ID is required.');
       const body = request.body;
       const seqs = new Set(body.events.map((e) => e.seq));

@@ -9,6 +9,7 @@ import {
   type DateRange,
   type Pagination,
   type Sort,
+  isUuid,
 } from '@clinic/http-kit';
 import { ACCESS_SORT, MY_ACCESS_SORT } from './schemas.ts';
 
@@ -36,12 +37,11 @@ export interface AccessRow {
 
 const COLUMNS = `id, organization_id, occurred_at, actor_user_id, patient_ids, action, target_id, action_context, context_id, method, route,
   request_id, host(ip) as ip`;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function uuidFilter(query: Record<string, unknown>, key: string): string | undefined {
   const v = query[key];
   if (v === undefined || v === '') return undefined;
-  if (typeof v !== 'string' || !UUID.test(v)) throw errors.queryValidation({ [key]: 'must be a uuid' });
+  if (!isUuid(v)) throw errors.queryValidation({ [key]: 'must be a uuid' });
   return v.toLowerCase();
 }
 

@@ -1,9 +1,17 @@
 import type { Database, Queryable, RequestScope } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import {
+  errors,
+  listEnvelope,
+  parseDateRange,
+  parseFilters,
+  parsePagination,
+  parseSort,
+  type ListEnvelope,
+  isUuid,
+} from '@clinic/http-kit';
 import { exportPage, exportQuery, findAudit, listAudit, type AuditFilter, type AuditRow } from './queries.ts';
 import { AUDIT_SORT } from './schemas.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const FILTER_KEYS = ['actor_user_id', 'action', 'entity_type', 'entity_id', 'action_context', 'break_glass_id'] as const;
 const UUID_KEYS = new Set(['actor_user_id', 'entity_id', 'break_glass_id']);
 
@@ -11,7 +19,7 @@ const UUID_KEYS = new Set(['actor_user_id', 'entity_id', 'break_glass_id']);
 export function parseAuditFilter(orgId: string | null, query: Record<string, unknown>): AuditFilter {
   const given = parseFilters(query, FILTER_KEYS);
   const fields: Record<string, string> = {};
-  for (const [k, v] of Object.entries(given)) if (UUID_KEYS.has(k) && !UUID.test(v)) fields[k] = 'must be a uuid';
+  for (const [k, v] of Object.entries(given)) if (UUID_KEYS.has(k) && !isUuid(v)) fields[k] = 'must be a uuid';
   let created: ReturnType<typeof parseDateRange> | undefined;
   try {
     created = parseDateRange(query, 'created_at');

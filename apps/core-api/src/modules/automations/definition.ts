@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors } from '@clinic/http-kit';
+import { errors, isUuid } from '@clinic/http-kit';
 import { EVENT_CATALOG } from '../events/catalog.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
 import { compileCriteria, CriteriaError } from '../segments/criteria.ts';
@@ -37,7 +37,6 @@ export function eventTarget(type: string): EventTarget | null {
 
 export const TRIGGERABLE_EVENTS = () => EVENT_CATALOG.map((e) => e.type).filter((t) => eventTarget(t) !== null);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** One week either side of the start: further than that is a schedule, not a reminder. */
 const MAX_OFFSET = 10_080;
@@ -68,12 +67,7 @@ export function checkTrigger(t: unknown, problems: Record<string, string>): Trig
       return null;
     }
     if (t.service_ids !== undefined) {
-      if (
-        !Array.isArray(t.service_ids) ||
-        !t.service_ids.length ||
-        t.service_ids.length > 100 ||
-        !t.service_ids.every((s) => typeof s === 'string' && UUID.test(s))
-      ) {
+      if (!Array.isArray(t.service_ids) || !t.service_ids.length || t.service_ids.length > 100 || !t.service_ids.every((s) => isUuid(s))) {
         problems['trigger.service_ids'] = 'a list of service ids (omit for every service)';
         return null;
       }
@@ -87,7 +81,7 @@ export function checkTrigger(t: unknown, problems: Record<string, string>): Trig
   }
   if (t.type === 'schedule') {
     only(['type', 'segment_id', 'time']);
-    if (typeof t.segment_id !== 'string' || !UUID.test(t.segment_id)) problems['trigger.segment_id'] = 'the id of a segment';
+    if (!isUuid(t.segment_id)) problems['trigger.segment_id'] = 'the id of a segment';
     if (typeof t.time !== 'string' || !/^([01]\d|2[0-3]):[0-5]\d$/.test(t.time))
       problems['trigger.time'] = 'a local time HH:MM (every day, in the organization zone)';
     if (problems['trigger.segment_id'] || problems['trigger.time']) return null;
@@ -124,11 +118,10 @@ export function checkActions(list: unknown, problems: Record<string, string>): (
       return;
     }
     if (a.type === 'send_email' || a.type === 'send_sms') {
-      if (typeof a.template_id !== 'string' || !UUID.test(a.template_id)) problems[`${at}.template_id`] = 'the id of a message template';
+      if (!isUuid(a.template_id)) problems[`${at}.template_id`] = 'the id of a message template';
       else out[i] = { type: a.type, template_id: a.template_id.toLowerCase() };
     } else if (a.type === 'assign_form') {
-      if (typeof a.form_template_id !== 'string' || !UUID.test(a.form_template_id))
-        problems[`${at}.form_template_id`] = 'the id of a form template';
+      if (!isUuid(a.form_template_id)) problems[`${at}.form_template_id`] = 'the id of a form template';
       else out[i] = { type: 'assign_form', form_template_id: a.form_template_id.toLowerCase() };
     } else if (a.type === 'add_tag') {
       if (typeof a.tag !== 'string' || !/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(a.tag))

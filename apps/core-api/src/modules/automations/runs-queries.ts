@@ -24,8 +24,8 @@ export async function runsForEvents(tx: Queryable, events: DomainEvent[]): Promi
   const { rows } = await tx.query<NewRunRef>(
     `with ev as (
        select x.id, x.organization_id, x.type, x.data, x.occurred_at,
-              case when x.data ->> 'id' ~* '^[0-9a-f-]{36}$' then (x.data ->> 'id')::uuid end as entity_id,
-              case when x.data ->> 'patient_id' ~* '^[0-9a-f-]{36}$' then (x.data ->> 'patient_id')::uuid end as data_patient_id
+              case when x.data ->> 'id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (x.data ->> 'id')::uuid end as entity_id,
+              case when x.data ->> 'patient_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (x.data ->> 'patient_id')::uuid end as data_patient_id
        from jsonb_to_recordset($1::jsonb) as x (id uuid, organization_id uuid, type text, data jsonb, occurred_at timestamptz)
      ), matched as (
        select ev.*, r.id as rule_id, r.version as rule_version,

@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort } from '@clinic/http-kit';
+import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, isUuid } from '@clinic/http-kit';
 import type { OrgActor } from '../../platform/actor.ts';
 import { audit } from '../../platform/audit.ts';
 import { emit } from '../events/emit.ts';
@@ -8,7 +8,6 @@ import * as q from './queries.ts';
 import { EXECUTION_SORT, RULE_SORT } from './schemas.ts';
 
 const notFound = () => errors.notFound('No automation rule with this id in this organization.');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RuleBody {
   name: string;
@@ -110,7 +109,7 @@ export async function listExecutions(tx: Queryable, orgId: string, query: Record
   const page = parsePagination(query);
   const sort = parseSort(query.sort, EXECUTION_SORT, '-created_at', 'e.id');
   const f = parseFilters(query, ['rule_id', 'run_id', 'status', 'action_type', 'patient_id'] as const);
-  const bad = (['rule_id', 'run_id', 'patient_id'] as const).filter((k) => f[k] !== undefined && !UUID.test(f[k]!));
+  const bad = (['rule_id', 'run_id', 'patient_id'] as const).filter((k) => f[k] !== undefined && !isUuid(f[k]!));
   if (bad.length) throw errors.queryValidation(Object.fromEntries(bad.map((k) => [k, 'must be a UUID'])));
   const { rows, total } = await q.listExecutions(tx, orgId, { ...f, created: parseDateRange(query, 'created_at') }, sort, page);
   return listEnvelope(rows, page, total);

@@ -1,5 +1,14 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parseFilters, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import {
+  errors,
+  listEnvelope,
+  parseDateRange,
+  parseFilters,
+  parsePagination,
+  parseSort,
+  type ListEnvelope,
+  isUuid,
+} from '@clinic/http-kit';
 import { audit } from '../../platform/audit.ts';
 import { emit } from '../events/emit.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
@@ -12,7 +21,6 @@ import { FORM_SORT } from './schemas.ts';
 type FormActor = OrgActor & { patientCaller: boolean };
 export const formNotFound = () => errors.notFound('No form with this id in this organization.');
 export const formSigned = () => errors.conflict('form_signed', 'The form is signed and can no longer change.');
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A form as its caller may see it. Patient callers (spec 5.8) get neither private fields nor their
@@ -140,7 +148,7 @@ export async function listForms(
   const created = parseDateRange(query, 'created_at');
   const f = parseFilters(query, ['patient_id', 'status', 'form_template_id'] as const);
   const bad: Record<string, string> = {};
-  for (const k of ['patient_id', 'form_template_id'] as const) if (f[k] && !UUID.test(f[k]!)) bad[k] = 'must be a uuid';
+  for (const k of ['patient_id', 'form_template_id'] as const) if (f[k] && !isUuid(f[k]!)) bad[k] = 'must be a uuid';
   if (f.status && f.status !== 'pending' && f.status !== 'signed') bad.status = 'must be pending or signed';
   if (Object.keys(bad).length) throw errors.queryValidation(bad);
   const { rows, total } = await q.listForms(

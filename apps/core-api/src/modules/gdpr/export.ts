@@ -60,7 +60,7 @@ const SECTIONS: { name: string; sql: (org: boolean) => string }[] = [
              select 'specialist', id, organization_id, custom_field_values, created_at from specialists where user_id = $1) r
        cross join lateral jsonb_each(r.cfv) e
        left join lateral (select cv.fields_snapshot from custom_field_versions cv
-                          where cv.custom_field_id = case when e.key ~ '^[0-9a-f-]{36}$' then e.key::uuid end
+                          where cv.custom_field_id = case when e.key ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then e.key::uuid end
                           order by cv.version desc limit 1) v on true
        where true ${org ? 'and r.organization_id = $2' : "and not coalesce((v.fields_snapshot->>'private')::boolean, false)"}
        order by r.created_at, r.record_id, key`,

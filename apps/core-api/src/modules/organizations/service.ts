@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope, isUuid } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import { emitEvent } from '../events/emit.ts';
 import type { RequestContext } from '../../platform/identity/context.ts';
@@ -131,8 +131,6 @@ export async function resolvePublic(
   return org;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The organization a public booking route serves (spec 5.2-5.3): `organization` (its id or slug) when
  * given, else the request's host as a verified custom domain (what the front-end proxy forwards). One
@@ -143,7 +141,7 @@ export async function resolveBookingOrganization(
   by: { organization?: string | undefined; host: string },
 ): Promise<OrganizationRow> {
   const given = by.organization?.trim().toLowerCase();
-  if (given && UUID.test(given)) {
+  if (given && isUuid(given)) {
     const org = await db.withScope({ role: 'app_bypass', principalId: null, orgId: null, permissions: [] }, (tx) =>
       findOrganization(tx, given),
     );

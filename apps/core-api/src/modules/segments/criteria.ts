@@ -11,6 +11,7 @@
  */
 
 export type FieldType = 'text' | 'number' | 'date' | 'boolean' | 'select' | 'multi_select';
+import { isUuid } from '@clinic/http-kit';
 
 /** A custom field of the catalog (the latest published version of a live field). */
 export interface CatalogField {
@@ -92,7 +93,6 @@ export interface Compiled {
   params: unknown[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -281,7 +281,7 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
     for (const [k, v] of Object.entries(where)) {
       const at = `${path}.where.${k}`;
       if (k === 'treatment_plan_ids') {
-        if (!Array.isArray(v) || !v.length || v.length > LIMITS.list || !v.every((x) => typeof x === 'string' && UUID.test(x))) {
+        if (!Array.isArray(v) || !v.length || v.length > LIMITS.list || !v.every((x) => isUuid(x))) {
           problems[at] = 'a list of ids';
           continue;
         }
@@ -315,7 +315,7 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
     for (const [k, v] of Object.entries(where)) {
       const at = `${path}.where.${k}`;
       if (k === 'service_ids' || k === 'specialist_ids') {
-        if (!Array.isArray(v) || !v.length || v.length > LIMITS.list || !v.every((x) => typeof x === 'string' && UUID.test(x))) {
+        if (!Array.isArray(v) || !v.length || v.length > LIMITS.list || !v.every((x) => isUuid(x))) {
           problems[at] = 'a list of ids';
           continue;
         }

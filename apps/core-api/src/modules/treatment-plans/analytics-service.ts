@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, parsePagination, parseSort } from '@clinic/http-kit';
+import { errors, parsePagination, parseSort, isUuid } from '@clinic/http-kit';
 import type { Config } from '../../config.ts';
 import * as aq from './analytics-queries.ts';
 import * as eq from './enrollment-queries.ts';
@@ -106,7 +106,6 @@ export async function progress(tx: Queryable, orgId: string, enrollmentId: strin
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const flag = (v: unknown, key: string, fields: Record<string, string>) => {
   if (v === undefined || v === '') return undefined;
   if (v === 'true') return true;
@@ -131,7 +130,7 @@ export async function dashboard(tx: Queryable, orgId: string, query: Record<stri
   }
   let planId: string | undefined;
   if (query.treatment_plan_id !== undefined && query.treatment_plan_id !== '') {
-    if (typeof query.treatment_plan_id !== 'string' || !UUID.test(query.treatment_plan_id)) fields.treatment_plan_id = 'must be a uuid';
+    if (!isUuid(query.treatment_plan_id)) fields.treatment_plan_id = 'must be a uuid';
     else planId = query.treatment_plan_id.toLowerCase();
   }
   const fallingBehind = flag(query.falling_behind, 'falling_behind', fields);

@@ -1,6 +1,4 @@
-import { errors } from '@clinic/http-kit';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { errors, isUuid } from '@clinic/http-kit';
 
 /**
  * The flat filters of the enrollment and plan-session lists (spec 4.1): uuid keys and `status` as a
@@ -17,7 +15,7 @@ export function listFilters<K extends string>(
   for (const key of uuidKeys) {
     const v = query[key];
     if (v === undefined || v === '') continue;
-    if (typeof v !== 'string' || !UUID.test(v)) fields[key] = 'must be a uuid';
+    if (!isUuid(v)) fields[key] = 'must be a uuid';
     else ids[key] = v.toLowerCase();
   }
   let statuses: string[] | undefined;

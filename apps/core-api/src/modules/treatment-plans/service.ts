@@ -1,5 +1,5 @@
 import { pgErrorCode, type Queryable } from '@clinic/db';
-import { AppError, errors, type ListEnvelope, listEnvelope, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
+import { AppError, errors, type ListEnvelope, listEnvelope, parseDateRange, parsePagination, parseSort, isUuid } from '@clinic/http-kit';
 import type { OrgActor } from '../../platform/actor.ts';
 import { audit } from '../../platform/audit.ts';
 import { versionLifecycle } from '../../platform/versioned/service.ts';
@@ -77,7 +77,7 @@ export async function listPlans(
   const sort = parseSort(query.sort, PLAN_SORT);
   const created = parseDateRange(query, 'created_at');
   const kind = query.kind === 'library' || query.kind === 'patient' ? query.kind : undefined;
-  const patientId = typeof query.patient_id === 'string' && /^[0-9a-f-]{36}$/i.test(query.patient_id) ? query.patient_id : undefined;
+  const patientId = isUuid(query.patient_id) ? query.patient_id.toLowerCase() : undefined;
   if (query.patient_id !== undefined && query.patient_id !== '' && !patientId)
     throw errors.queryValidation({ patient_id: 'must be a uuid' });
   const published = query.published === 'true' ? true : query.published === 'false' ? false : undefined;

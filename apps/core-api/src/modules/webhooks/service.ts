@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
+import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope, isUuid } from '@clinic/http-kit';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../platform/secrets.ts';
 import { recordChange } from '../../platform/audit.ts';
@@ -169,7 +169,7 @@ export async function listDeliveryLog(
   const created = parseDateRange(query, 'created_at');
   const str = (k: string) => (typeof query[k] === 'string' && query[k] ? (query[k] as string) : undefined);
   const deliveryId = str('delivery_id');
-  if (deliveryId && !/^[0-9a-f-]{36}$/i.test(deliveryId)) throw errors.queryValidation({ delivery_id: 'must be a UUID' });
+  if (deliveryId && !isUuid(deliveryId)) throw errors.queryValidation({ delivery_id: 'must be a UUID' });
   const filters = {
     created,
     ...(str('delivery_status') ? { deliveryStatus: str('delivery_status')! } : {}),

@@ -1,9 +1,7 @@
 import type { Queryable } from '@clinic/db';
-import { errors } from '@clinic/http-kit';
+import { errors, isUuid } from '@clinic/http-kit';
 import type { RequestContext } from './context.ts';
 import { isActiveCaregiver } from './queries.ts';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * X-Patient-ID: a caregiver acts for a patient it holds an active link to (spec 2.3), at the
@@ -13,7 +11,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export async function actAsCaregiver(db: Queryable, ctx: RequestContext, header: string): Promise<RequestContext> {
   const patientId = header.trim().toLowerCase();
-  if (!UUID.test(patientId)) throw errors.validation({ 'X-Patient-ID': 'must be the id of a patient record (uuid)' });
+  if (!isUuid(patientId)) throw errors.validation({ 'X-Patient-ID': 'must be the id of a patient record (uuid)' });
   if (!ctx.orgId) throw errors.validation({ 'X-Organization-ID': 'required with X-Patient-ID: the clinic of that patient' });
   if (ctx.isStaff || ctx.isSuperadmin)
     throw errors.forbidden('Staff act with their own permissions; X-Patient-ID is for caregivers acting for a patient.');
