@@ -72,8 +72,9 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: (req) => {
+      // A caller's id is kept if it fits where request ids are stored (patient_access_log.request_id, at most 100).
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[A-Za-z0-9_-]{8,128}$/.test(given) ? given : randomUUID();
+      return typeof given === 'string' && /^[A-Za-z0-9_-]{8,100}$/.test(given) ? given : randomUUID();
     },
     requestTimeout: 30_000,
     // Statuses the server produces itself (router and connection errors, 503 while closing) get the envelope too.
