@@ -233,6 +233,19 @@ describe('specialist availability', () => {
     assert.equal(malformed.statusCode, 400, malformed.body);
   });
 
+  it('a year-0000 date in the body is 400 validation_error and changes nothing (the format allowed it, the column not: 500)', async () => {
+    const before = dataOf(await get());
+    const rule = { location_id: bucharest, weekday: 1, start: '09:00', end: '12:00' };
+    for (const body of [
+      { rules: [{ ...rule, effective_from: '0000-01-01' }] },
+      { rules: [{ ...rule, effective_until: '0000-12-31' }] },
+      { rules: [rule], exceptions: [{ kind: 'time_off', date: '0000-01-03' }] },
+    ]) {
+      assertError(await put(body), 400, 'validation_error');
+    }
+    assert.deepEqual(dataOf(await get()), before);
+  });
+
   it('a location in use by availability cannot be unlinked from the specialist or deleted (409 location_in_use)', async () => {
     dataOf(await put({ rules: [{ location_id: newYork, weekday: 1, start: '09:00', end: '10:00' }] }));
     const unlink = await t.call('PUT', `/v1/specialists/${specialist}`, {

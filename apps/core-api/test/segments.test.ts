@@ -110,6 +110,24 @@ describe('segments: criteria, evaluation and members', () => {
     assert.match(Object.entries(err.fields).find(([k]) => k.startsWith('criteria.and.5'))![1] as string, /deeper than/);
   });
 
+  it('dates that do not exist, or that PostgreSQL has no year for, are refused (Date.parse let them through to a 500)', async () => {
+    const dates = assertError(
+      await create({
+        and: [
+          { field: 'patient.date_of_birth', op: 'before', value: '2024-02-30' },
+          { field: 'patient.date_of_birth', op: 'between', value: ['0000-01-01', '2000-01-01'] },
+          { field: 'patient.created_at', op: 'after', value: '2023-04-31' },
+        ],
+      }),
+      400,
+      'validation_error',
+    );
+    assert.equal(dates.fields['criteria.and.0.value'], 'a date YYYY-MM-DD');
+    assert.equal(dates.fields['criteria.and.1.value'], '[from, to], two dates YYYY-MM-DD');
+    assert.equal(dates.fields['criteria.and.2.value'], 'a date YYYY-MM-DD');
+    dataOf(await create({ field: 'patient.date_of_birth', op: 'before', value: '2024-02-29' }), 201);
+  });
+
   it('no text of a request reaches the SQL: values are bound, field names and keys must be in the catalog', async () => {
     const before = (await t.db.query<{ n: number }>('select count(*)::int as n from patients')).rows[0]!.n;
     const hostile = "x'); delete from patients; --";

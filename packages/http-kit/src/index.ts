@@ -49,6 +49,7 @@ export {
   type Picker,
   type ListEnvelope,
   isUuid,
+  isIsoDate,
 } from './list.ts';
 export { installTextGuard, findUnstorableText, isUnstorableText, UNSTORABLE_TEXT_REASON } from './text-guard.ts';
 export { createServiceLogger, redactUrl, REDACTED_LOG_PATHS } from './logging.ts';

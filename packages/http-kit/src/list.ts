@@ -24,6 +24,19 @@ export const LIST_LIMITS = {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * A calendar date `YYYY-MM-DD` that exists (not 2026-02-30, which Date.parse rolls into March) in a year
+ * PostgreSQL's dates hold (0001 on: there is no year 0), so that a `::date` cast of it cannot fail.
+ */
+export function isIsoDate(v: unknown): v is string {
+  const m = typeof v === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(v) : null;
+  if (!m) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]) - 1, Number(m[3])];
+  const day = new Date(0);
+  day.setUTCFullYear(y, mo, d); // unlike Date.UTC, no years 0-99 read as 1900-1999
+  return y >= 1 && day.getUTCFullYear() === y && day.getUTCMonth() === mo && day.getUTCDate() === d;
+}
+
 /** A uuid in its canonical 8-4-4-4-12 hexadecimal form (spec 2.1), in either case: what a `::uuid` cast accepts of it. */
 export function isUuid(v: unknown): v is string {
   return typeof v === 'string' && UUID.test(v);

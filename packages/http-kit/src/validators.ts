@@ -16,6 +16,12 @@ function makeAjv(coerce: boolean): Ajv {
     strict: false,
   });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
+  // RFC 3339 allows year 0000, which PostgreSQL's dates and timestamps do not have (there is no year 0):
+  // such a value passed the schema and failed its column with a 500.
+  for (const name of ['date', 'date-time'] as const) {
+    const rfc = ajv.formats[name] as { validate: (v: string) => boolean; compare: (a: string, b: string) => number | undefined };
+    ajv.addFormat(name, { ...rfc, validate: (v: string) => !v.startsWith('0000') && rfc.validate(v) });
+  }
   return ajv;
 }
 

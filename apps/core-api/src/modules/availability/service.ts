@@ -129,8 +129,6 @@ export function windowRange(range: { from?: string; to?: string }): { from: stri
   const days = (Date.parse(to) - Date.parse(from)) / 86_400_000;
   if (days < 0) throw errors.queryValidation({ to: 'must not be before from' });
   if (days >= MAX_WINDOW_DAYS) throw errors.queryValidation({ to: `at most ${MAX_WINDOW_DAYS} days from from` });
-  // The format allows year 0000, which PostgreSQL's dates do not have (there is no year 0).
-  if (from.startsWith('0000')) throw errors.queryValidation({ from: 'a date from year 0001 on' });
   return { from, to };
 }
 

@@ -1,4 +1,4 @@
-import { errors } from '@clinic/http-kit';
+import { errors, isIsoDate } from '@clinic/http-kit';
 
 export const FIELD_TYPES = ['text', 'long_text', 'number', 'date', 'boolean', 'select', 'multi_select'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -41,15 +41,6 @@ export function checkDefinition(d: FieldDefinition): FieldDefinition {
   return { ...d, label, options };
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-function realDate(v: string): boolean {
-  const m = DATE.exec(v);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
-}
-
 /** Why `value` does not fit the field, or null when it does. null always fits: it clears the value. */
 export function valueProblem(def: Pick<FieldDefinition, 'field_type' | 'options'>, value: unknown): string | null {
   if (value === null) return null;
@@ -61,7 +52,7 @@ export function valueProblem(def: Pick<FieldDefinition, 'field_type' | 'options'
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? null : 'must be a number';
     case 'date':
-      return typeof value === 'string' && realDate(value) ? null : 'must be a date as YYYY-MM-DD';
+      return typeof value === 'string' && isIsoDate(value) ? null : 'must be a date as YYYY-MM-DD';
     case 'boolean':
       return typeof value === 'boolean' ? null : 'must be true or false';
     case 'select':

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database, Queryable } from '@clinic/db';
-import { AppError, errors, normalizeEmail } from '@clinic/http-kit';
+import { AppError, errors, normalizeEmail, isIsoDate } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import { canonicalTimeZone } from '../locations/validation.ts';
 import { orgAcceptsPatients, privacyNoticeMissing } from '../consents/queries.ts';
@@ -18,7 +18,6 @@ import { freeSlots } from './slots.ts';
 export const MAX_RANGE_DAYS = 62;
 
 const BYPASS = { role: 'app_bypass', principalId: null, orgId: null, permissions: [] } as const;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export interface PublicCall {
   organization?: string | undefined;
@@ -55,7 +54,7 @@ function startOfLocalDay(date: string, zone: string): Date {
  */
 const FIRST_DATE = '1000-01-02';
 const LAST_DATE = '9999-12-30';
-const isDate = (d: string) => DATE.test(d) && !Number.isNaN(Date.parse(d)) && d >= FIRST_DATE && d <= LAST_DATE;
+const isDate = (d: string) => isIsoDate(d) && d >= FIRST_DATE && d <= LAST_DATE;
 
 export interface AvailabilityQuery {
   organization?: string;

@@ -11,7 +11,7 @@
  */
 
 export type FieldType = 'text' | 'number' | 'date' | 'boolean' | 'select' | 'multi_select';
-import { isUuid } from '@clinic/http-kit';
+import { isUuid, isIsoDate } from '@clinic/http-kit';
 
 /** A custom field of the catalog (the latest published version of a live field). */
 export interface CatalogField {
@@ -93,7 +93,6 @@ export interface Compiled {
   params: unknown[];
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -221,7 +220,6 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
     };
     const one = (check: (v: unknown) => boolean, cast: string, why: string) => (check(value) ? bind(value, cast) : null) ?? bad(why);
     const isNum = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
-    const isDate = (v: unknown) => typeof v === 'string' && DATE.test(v) && !Number.isNaN(Date.parse(v));
     const isText = (v: unknown) => typeof v === 'string' && v.length <= 500;
     const list = (check: (v: unknown) => boolean, cast: string, why: string) =>
       Array.isArray(value) && value.length >= 1 && value.length <= LIMITS.list && value.every(check) ? bind(value, `${cast}[]`) : bad(why);
@@ -236,7 +234,7 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
       }
       case 'date': {
         if (op === 'between') {
-          if (!Array.isArray(value) || value.length !== 2 || !value.every(isDate)) return bad('[from, to], two dates YYYY-MM-DD');
+          if (!Array.isArray(value) || value.length !== 2 || !value.every(isIsoDate)) return bad('[from, to], two dates YYYY-MM-DD');
           return `(${expr} between ${bind(value[0], 'date')} and ${bind(value[1], 'date')})`;
         }
         if (op === 'within_last_days' || op === 'more_than_days_ago') {
@@ -246,7 +244,7 @@ export function compileCriteria(criteria: unknown, custom: CatalogField[], first
           return op === 'within_last_days' ? `(${expr} >= ${since} and ${expr} <= current_date)` : `(${expr} < ${since})`;
         }
         const sym = { eq: '=', before: '<', after: '>' }[op]!;
-        return `(${expr} ${sym} ${one(isDate, 'date', 'a date YYYY-MM-DD')})`;
+        return `(${expr} ${sym} ${one(isIsoDate, 'date', 'a date YYYY-MM-DD')})`;
       }
       case 'boolean':
         return `(${expr} = ${one((v) => typeof v === 'boolean', 'boolean', 'true or false')})`;
