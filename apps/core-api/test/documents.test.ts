@@ -135,6 +135,23 @@ describe('documents', { skip }, () => {
       // A clinician (pdf_templates.view_published) sees version 1 while the draft waits.
       assert.equal(dataOf(await c.call('GET', `/v1/pdf-templates/${tpl.id}`, c.specialists[0]!.token)).name, 'Summary v1');
       assert.equal(dataOf(await c.call('GET', `/v1/pdf-templates/${tpl.id}`, c.admin)).name, 'Summary v2');
+      // A template never published (a draft from the start, version 0) has no version to show a reader: it
+      // is not there for them, in a read or a list (it was shown to them as the draft itself).
+      const unpublished = dataOf(
+        await c.call('POST', '/v1/pdf-templates', c.admin, {
+          name: `Unpublished ${tpl.id}`,
+          kind: 'report',
+          layout: { blocks: [{ type: 'text', text: 'Draft' }] },
+          draft: true,
+        }),
+        201,
+      );
+      assertError(await c.call('GET', `/v1/pdf-templates/${unpublished.id}`, c.specialists[0]!.token), 404, 'not_found');
+      const listed = (token: string) =>
+        c.call('GET', `/v1/pdf-templates?q=${encodeURIComponent(unpublished.name)}`, token).then((r) => r.json());
+      assert.deepEqual((await listed(c.specialists[0]!.token)).data, []);
+      assert.equal((await listed(c.specialists[0]!.token)).pagination.total, 0);
+      assert.equal((await listed(c.admin)).data[0].id, unpublished.id);
       const v2 = dataOf(await c.call('POST', `/v1/pdf-templates/${tpl.id}/publish`, c.admin));
       assert.equal(v2.version, 2);
       assertError(await c.call('POST', `/v1/pdf-templates/${tpl.id}/publish`, c.admin), 409, 'already_published');

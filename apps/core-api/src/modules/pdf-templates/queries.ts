@@ -51,7 +51,7 @@ export const softDeletePdfTemplate = pdfTemplateRows.softDelete;
 export function listPdfTemplates(
   tx: Queryable,
   orgId: string,
-  f: { q?: string; kind?: string; published?: boolean; created: DateRange },
+  f: { q?: string; kind?: string; published?: boolean; created: DateRange; everPublished?: boolean },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: PdfTemplateRow[]; total: number }> {
@@ -60,6 +60,7 @@ export function listPdfTemplates(
     orgId,
     (where) => {
       where.optional('published = ?', f.published).optional('kind = ?', f.kind).dateRange('created_at', f.created);
+      if (f.everPublished) where.add('version > 0');
       return f.q ? where.add('name ilike ?', containsPattern(f.q)) : where;
     },
     sort,

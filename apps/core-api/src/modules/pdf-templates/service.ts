@@ -98,7 +98,8 @@ export async function createPdfTemplate(
 
 /**
  * A template as its reader may see it: whoever manages templates sees the draft; anyone else (they hold
- * pdf_templates.view_published) sees the last published version in its place.
+ * pdf_templates.view_published) sees the last published version in its place, and never a template that
+ * was never published (version 0: the read is 404, the list leaves it out).
  */
 async function asPublished(tx: Queryable, orgId: string, rows: q.PdfTemplateRow[], manager: boolean): Promise<q.PdfTemplateRow[]> {
   if (manager) return rows;
@@ -112,7 +113,7 @@ async function asPublished(tx: Queryable, orgId: string, rows: q.PdfTemplateRow[
 
 export async function getPdfTemplate(tx: Queryable, orgId: string, id: string, manager: boolean) {
   const row = await q.findPdfTemplate(tx, orgId, id);
-  if (!row) throw notFound();
+  if (!row || (!manager && row.version === 0)) throw notFound();
   return (await asPublished(tx, orgId, [row], manager))[0]!;
 }
 
@@ -129,7 +130,13 @@ export async function listPdfTemplates(
   if (kind && !(KINDS as readonly string[]).includes(kind)) throw errors.queryValidation({ kind: `must be one of ${KINDS.join(', ')}` });
   const published = query.published === 'true' ? true : query.published === 'false' ? false : undefined;
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listPdfTemplates(tx, orgId, { q: text || undefined, kind, published, created }, sort, page);
+  const { rows, total } = await q.listPdfTemplates(
+    tx,
+    orgId,
+    { q: text || undefined, kind, published, created, everPublished: !manager },
+    sort,
+    page,
+  );
   return listEnvelope(await asPublished(tx, orgId, rows, manager), page, total);
 }
 
