@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { redactUrl } from '@clinic/http-kit';
 import { canonical, formSnapshot } from '../src/modules/documents/data-model.ts';
-import { renderQueued } from '../src/modules/documents/jobs.ts';
+import { renderQueued, sweepOrphanDocumentFiles } from '../src/modules/documents/jobs.ts';
 import { createPdfEngine } from '../src/modules/documents/render/engine.ts';
 import { loadForm } from '../src/modules/forms/service.ts';
 import { startWorker } from '../src/worker/worker.ts';
@@ -677,6 +677,20 @@ describe('documents', { skip }, () => {
         assert.match(pdfText(bytes), kind === 'receipt' ? /Ședință de fizioterapie/ : /Evoluție favorabilă/);
         pdfPicture(bytes, `kind-${kind}`);
       }
+    });
+
+    it('a logo object that no letterhead names is swept once past the grace period; the named one stays', async () => {
+      dataOf(await upload(png(1, 1)));
+      const named = (await t.rt.assets.list(`orgs/${c.org.id}/letterhead/`))[0]!;
+      // A second upload whose row change is lost leaves its object behind: drop the row's reference instead.
+      await t.db.query(
+        'update document_letterheads set logo_asset_key = null, logo_content_type = null, logo_sha256 = null where organization_id = $1',
+        [c.org.id],
+      );
+      const deps = { db: t.db, assets: t.rt.assets, logger: t.rt.logger };
+      assert.deepEqual(await sweepOrphanDocumentFiles(deps), [], 'nothing within the grace period');
+      assert.deepEqual(await sweepOrphanDocumentFiles(deps, Date.now() + 2 * 3600_000), [named]);
+      assert.deepEqual(await t.rt.assets.list(`orgs/${c.org.id}/letterhead/`), []);
     });
   });
 });

@@ -29,8 +29,11 @@ const MAGIC: Record<string, (b: Buffer) => boolean> = {
   'text/plain': (b) => !b.includes(0) && Buffer.from(b.toString('utf8'), 'utf8').equals(b),
 };
 
+/** The organization and record parts of a key, exactly: the sweeps cast them to uuid. */
+const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
 /** A UUIDv7 (spec 2.1): the object key is chosen before the row exists, and the sweep reads its age from it. */
-function uuidV7(): string {
+export function uuidV7(): string {
   const b = randomBytes(16);
   b.writeUIntBE(Date.now(), 0, 6);
   b[6] = (b[6]! & 0x0f) | 0x70;
@@ -237,7 +240,7 @@ export async function sweepOrphanFiles(
   now = Date.now(),
 ): Promise<string[]> {
   const pattern = new RegExp(
-    `^orgs/[0-9a-f-]{36}/${kind.segment}/[0-9a-f-]{36}/([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`,
+    `^orgs/${UUID_TEXT}/${kind.segment}/${UUID_TEXT}/([0-9a-f]{8})-([0-9a-f]{4})-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$`,
   );
   const candidates: string[] = [];
   for (const key of await deps.assets.list('orgs/')) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { AssetStore } from '@clinic/assets';
 import { readAll } from '@clinic/assets';
 import type { Database, Queryable } from '@clinic/db';
@@ -14,6 +13,7 @@ import * as q from './queries.ts';
 import { type PdfEngine, RenderError } from './render/engine.ts';
 import { type DocumentData, itemKeysOf, resolve } from './render/layout.ts';
 import { downloadName, signDocumentPath } from './signed-url.ts';
+import { uuidV7 } from '../../platform/file-store.ts';
 
 /*
  * Documents (docs/documents.md): a row says what a document is made from (a form or an appointment, a
@@ -281,16 +281,6 @@ async function finish(deps: DocumentDeps, inTx: InTx, d: q.DocumentRow, job: Job
     await inTx((tx) => q.markFailed(tx, orgId, id, err.message));
     return reread();
   }
-}
-
-/** A UUIDv7 for the object (the orphan sweep reads its age from it). */
-function uuidV7(): string {
-  const h = randomUUID().replace(/-/g, '').split('');
-  const ts = Date.now().toString(16).padStart(12, '0');
-  for (let i = 0; i < 12; i++) h[i] = ts[i]!;
-  h[12] = '7';
-  const s = h.join('');
-  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20)}`;
 }
 
 async function readLogo(assets: AssetStore, key: string, type: 'image/png' | 'image/jpeg') {

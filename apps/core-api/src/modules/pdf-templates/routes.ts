@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { AssetStore } from '@clinic/assets';
 import { AppError, DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { acceptUploads, fileTooLarge, receiveUpload } from '../../platform/file-store.ts';
+import { acceptUploads, fileTooLarge, receiveUpload, uuidV7 } from '../../platform/file-store.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
@@ -229,7 +229,8 @@ export async function pdfTemplateRoutes(app: FastifyInstance, deps: { assets: As
           if ((upload.file as { truncated?: boolean }).truncated) throw fileTooLarge(deps.logoMaxBytes);
           const bytes = Buffer.concat(chunks);
           svc.checkLogo(bytes, type);
-          const key = `orgs/${actor.orgId}/letterhead/${actor.orgId}/${randomUUID()}`;
+          // A UUIDv7, like every stored file's: the orphan sweep reads the key's age from it (a v4 key was never swept).
+          const key = `orgs/${actor.orgId}/letterhead/${actor.orgId}/${uuidV7()}`;
           await deps.assets.put(key, bytes, { contentType: type });
           const sha256 = createHash('sha256').update(bytes).digest('hex');
           let old: string | null;
