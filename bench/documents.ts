@@ -11,6 +11,7 @@
 // Run: npx tsx bench/documents.ts (embedded PGlite and memory; BENCH_MODE=services for PostgreSQL at
 // TEST_DATABASE_URL and Redis at TEST_REDIS_URL). BENCH_DOCS sets the count of part 1 (200).
 import { performance } from 'node:perf_hooks';
+import { NO_RATE_LIMITS } from './support.ts';
 
 if (process.env.BENCH_MODE === 'services') process.env.TEST_MODE = 'services';
 const { startTestApp, dataOf } = await import('../apps/core-api/test/helpers.ts');
@@ -20,7 +21,7 @@ const { resolve } = await import('../apps/core-api/src/modules/documents/render/
 const { renderQueued } = await import('../apps/core-api/src/modules/documents/jobs.ts');
 
 const N = Number(process.env.BENCH_DOCS ?? 200);
-const t = await startTestApp({ env: { LOG_LEVEL: 'warn', RATELIMIT_API_LIMIT: '100000000', DOCUMENT_INLINE_MAX_ROWS: '60' } });
+const t = await startTestApp({ env: { LOG_LEVEL: 'warn', ...NO_RATE_LIMITS, DOCUMENT_INLINE_MAX_ROWS: '60' } });
 const c = await setUpClinic(t, 'bench');
 dataOf(
   await c.call('PUT', '/v1/document-letterhead', c.admin, {

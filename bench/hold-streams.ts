@@ -144,7 +144,6 @@ async function main() {
     LOG_LEVEL: 'warn',
     ...(pglite ? {} : { DATABASE_URL: testDb.url! }),
     ...NO_RATE_LIMITS,
-    SCHEDULING_HOLD_STREAMS_PER_IP: '1000000',
   });
   const rtA = await createRuntime(config, { db: testDb.db, devIssuer: issuer });
   const rtB = await createRuntime(config, { db: testDb.db, devIssuer: issuer, skipMigrations: true });

@@ -35,8 +35,6 @@ const config = parseConfig({
   REDIS_URL,
   REDIS_KEY_PREFIX: `bench:${Date.now()}:`,
   ...NO_RATE_LIMITS,
-  RATELIMIT_HOLDS_PER_IP: '100000000',
-  RATELIMIT_HOLDS_PER_ORG: '100000000',
 });
 const rt = await createRuntime(config, { db: testDb.db, devIssuer: issuer });
 const app = await buildApp(rt);

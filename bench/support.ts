@@ -5,8 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 
 /**
- * Settings that lift every request limit of the core API (the per-IP entry, per-user, per-organization and
- * public limits). A benchmark measures the work of a request; a 429 costs almost nothing and would inflate the
+ * Settings that lift every request limit of the core API (the per-IP entry, per-user, per-organization,
+ * public and hold limits). A benchmark measures the work of a request; a 429 costs almost nothing and would inflate the
  * rate (the per-user limit, 1,000 a minute, refused most of a run's requests once requests got faster).
  */
 export const NO_RATE_LIMITS = {
@@ -15,6 +15,9 @@ export const NO_RATE_LIMITS = {
   RATELIMIT_TENANT_LIMIT: '100000000',
   RATELIMIT_PUBLIC_LIMIT: '100000000',
   RATELIMIT_PUBLIC_RESOLVE_LIMIT: '100000000',
+  RATELIMIT_HOLDS_PER_IP: '100000000',
+  RATELIMIT_HOLDS_PER_ORG: '100000000',
+  SCHEDULING_HOLD_STREAMS_PER_IP: '100000000',
 } as const;
 
 export interface LoadResult {

@@ -1,4 +1,4 @@
-import { normalizeEmail } from '@clinic/http-kit';
+import { normalizeEmail, isUuid } from '@clinic/http-kit';
 import { migrate, type Database } from '@clinic/db';
 import { verifyChain } from '../modules/audit/chain.ts';
 import { CHECKPOINT_KEY_LABEL, resignCheckpoints } from '../modules/audit/checkpoints.ts';
@@ -49,8 +49,7 @@ export function parseCommand(args: string[]): Command {
   if (verb === 'migrate' && args.length === 1) return { verb: 'migrate' };
   if (verb === 'audit' && sub === 'verify' && arg && rest.length === 0) {
     if (arg === 'platform') return { verb: 'audit-verify', orgId: null };
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(arg))
-      throw new UsageError(`"${arg}" is neither an organization id nor "platform"`);
+    if (!isUuid(arg)) throw new UsageError(`"${arg}" is neither an organization id nor "platform"`);
     return { verb: 'audit-verify', orgId: arg.toLowerCase() };
   }
   if (verb === 'providers' && sub === 're-encrypt' && args.length === 2) return { verb: 'providers-reencrypt' };

@@ -1,5 +1,5 @@
 import type { Queryable } from '@clinic/db';
-import { errors, listEnvelope, normalizeEmail, parseDateRange, parseFilters, parsePagination, parseSort } from '@clinic/http-kit';
+import { errors, listEnvelope, normalizeEmail, parseDateRange, parseFilters, parsePagination, parseSort, isUuid } from '@clinic/http-kit';
 import type { Actor, OrgActor } from '../../platform/actor.ts';
 import { audit } from '../../platform/audit.ts';
 import { isPatientCaller } from '../../platform/identity/context.ts';
@@ -120,8 +120,7 @@ export async function listMessages(tx: Queryable, actor: Actor, orgId: string, q
   const page = parsePagination(query);
   const sort = parseSort(query.sort, MESSAGE_SORT);
   const f = parseFilters(query, ['status', 'channel', 'patient_id', 'appointment_id', 'run_id', 'template_id'] as const);
-  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-  const bad = (['patient_id', 'appointment_id', 'run_id', 'template_id'] as const).filter((k) => f[k] !== undefined && !uuid.test(f[k]!));
+  const bad = (['patient_id', 'appointment_id', 'run_id', 'template_id'] as const).filter((k) => f[k] !== undefined && !isUuid(f[k]));
   if (bad.length) throw errors.queryValidation(Object.fromEntries(bad.map((k) => [k, 'must be a UUID'])));
   const { rows, total } = await q.listMessages(tx, orgId, { ...f, created: parseDateRange(query, 'created_at') }, sort, page);
   return listEnvelope(rows.map(presentMessage(isPatientCaller(actor.ctx))), page, total);

@@ -1,3 +1,4 @@
+import { isUuid } from '@clinic/http-kit';
 import { signRequest } from '@clinic/composer';
 
 /** The composer's answer (docs/composer.md "Request and answer"), as a plan session shows it. */
@@ -57,8 +58,11 @@ export function createComposerClient(cfg: { url: string; secret: string | null; 
         throw new ComposeFailed(`the composer answered ${res.status}${json?.error?.code ? ` ${json.error.code}` : ''}`);
       }
       const d = json?.data ?? {};
+      // The id goes into a uuid column: an answer without one (a wrong COMPOSER_URL answering 200) is a failed
+      // compose, not a session that fails to start.
+      if (!isUuid(d.id)) throw new ComposeFailed(`the composer answered ${res.status} without a render id`);
       return {
-        render_id: String(d.id),
+        render_id: d.id,
         status: String(d.status),
         language: String(d.language ?? req.language),
         stream_video_id: (d.stream_video_id as string | null) ?? null,

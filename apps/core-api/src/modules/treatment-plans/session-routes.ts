@@ -1,4 +1,4 @@
-import { DataOf, ErrorResponse, errors, PaginationSchema, Uuid } from '@clinic/http-kit';
+import { DataOf, ErrorResponse, errors, PaginationSchema, Uuid, isUuid } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { hasPermission, isPatientCaller } from '../../platform/identity/context.ts';
@@ -68,7 +68,7 @@ export function sessionRoutes(app: FastifyInstance, deps: svc.SessionDeps): void
       const orgId = orgIdOf(request);
       const asked = request.query.patient_id;
       const patient = isPatientCaller(ctx);
-      if (!patient && !(asked && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(asked)))
+      if (!patient && !isUuid(asked))
         throw errors.queryValidation({ patient_id: 'required for staff: the patient record whose day to show' });
       const data = await request.inTx(async (tx) => {
         const patientId = patient ? await currentPatientId(tx) : asked!.toLowerCase();
