@@ -14,7 +14,7 @@ import { accountRoutes } from './modules/me/account-routes.ts';
 import { auditLogRoutes } from './modules/audit/routes.ts';
 import { breakGlassRoutes } from './modules/break-glass/routes.ts';
 import { consoleRoutes } from './modules/console/routes.ts';
-import { providerRoutes } from './modules/providers/routes.ts';
+import { providerResolverOf, providerRoutes } from './modules/providers/routes.ts';
 import { rateLimitRoutes } from './modules/rate-limits/routes.ts';
 import { createRouteLimitCache } from './modules/rate-limits/service.ts';
 import { consentRoutes } from './modules/consents/routes.ts';
@@ -54,7 +54,6 @@ import { automationRoutes } from './modules/automations/routes.ts';
 import { messageRoutes } from './modules/messages/routes.ts';
 import { segmentRoutes } from './modules/segments/routes.ts';
 import { createChannels } from './modules/messages/channels.ts';
-import { createProviderResolver } from './modules/providers/resolver.ts';
 import { webhooksSection } from './modules/events/openapi.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { organizationRoutes } from './modules/organizations/routes.ts';
@@ -162,7 +161,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   webhookRoutes(app, rt);
   // Messages sent by the API itself (a template's test send) go through the same channel layer as the worker's.
   const channels = createChannels({
-    resolver: createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: config.providers.cacheTtlSeconds * 1000 }),
+    resolver: providerResolverOf(rt),
     outboxDir: config.messages.outboxDir,
     defaultFrom: config.messages.from,
     host: new URL(config.publicUrl).hostname,

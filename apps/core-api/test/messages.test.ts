@@ -167,6 +167,35 @@ describe('messages: templates and the channel layer', () => {
     assert.match(got.mail.text ?? '', /Hello Ana/);
     // Nothing new in the outbox: the row wins over the default.
     assert.equal((await readdir(outbox)).filter((f) => f.endsWith('.eml')).length, 1);
+
+    // The operator changes the row: the instance that wrote it sends with it at once (spec 3.3), not after its
+    // provider cache's 5 minutes. (This file's app caches nothing; a second instance on the same data does.)
+    const cached = await startTestApp({
+      database: { db: t.db, url: null, drop: async () => undefined },
+      migrate: false,
+      issuer: t.issuer,
+      env: { MESSAGES_OUTBOX_DIR: outbox },
+    });
+    try {
+      const send = () =>
+        cached.call('POST', `/v1/message-templates/${tpl.id}/test`, { token: admin, org: org.id, body: { to: 'bob@example.net' } });
+      dataOf(await send());
+      const config = { region: 'eu-central-1', from_address: 'clinic@example.org', endpoint_url: '', smtp_endpoint: smtp.url };
+      const rowId = dataOf(created, 201).id;
+      dataOf(
+        await cached.call('PATCH', `/v1/admin/platform-service-providers/${rowId}`, {
+          token: su,
+          body: { config: { ...config, configuration_set: 'changed' } },
+        }),
+      );
+      dataOf(await send());
+      assert.deepEqual(
+        smtp.received.slice(-2).map((m) => m.mail.headers.get('x-ses-configuration-set')),
+        ['reminders', 'changed'],
+      );
+    } finally {
+      await cached.close();
+    }
   });
 
   it('a refused recipient and a bounced message are recorded on the message, without the address in the error', async () => {

@@ -1,4 +1,3 @@
-import type { Database } from '@clinic/db';
 import { DataOf, ErrorResponse, errors, ListOf, listEnvelope, parsePagination, Uuid } from '@clinic/http-kit';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -14,14 +13,19 @@ const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 const tags = ['operator'];
 const BASE = '/v1/admin/platform-service-providers';
 
-const resolvers = new WeakMap<Database, ProviderResolver>();
+// Per runtime: two instances in one process (tests) keep separate caches, as two processes would.
+const resolvers = new WeakMap<Runtime, ProviderResolver>();
 
-/** The provider resolver of this instance (one cache per runtime; other modules resolve through it). */
+/**
+ * The provider resolver of this instance: one cache per runtime, which the operator routes invalidate after a
+ * change (spec 3.3: the writing instance drops its cached provider at once), so every module of the instance
+ * resolves through it.
+ */
 export function providerResolverOf(rt: Runtime): ProviderResolver {
-  let r = resolvers.get(rt.db);
+  let r = resolvers.get(rt);
   if (!r) {
     r = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
-    resolvers.set(rt.db, r);
+    resolvers.set(rt, r);
   }
   return r;
 }
@@ -30,9 +34,7 @@ export function providerResolverOf(rt: Runtime): ProviderResolver {
 export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
   const r = routesOf(app, { tags, errors: errorResponses });
   const deps = { secrets: rt.secrets, allowPrivateEndpoints: rt.config.providers.allowPrivateEndpoints };
-  // Per app instance: two instances in one process (tests) keep separate caches, as two processes would.
-  const resolver = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
-  resolvers.set(rt.db, resolver);
+  const resolver = providerResolverOf(rt);
   const gate = [requireSuperadmin()];
 
   r.get(
