@@ -266,6 +266,8 @@ async function finish(deps: DocumentDeps, inTx: InTx, d: q.DocumentRow, job: Job
     const logo = built.logoKey ? await readLogo(deps.assets, built.logoKey, built.logoType!) : null;
     if (progress) await inTx((tx) => q.setProgress(tx, orgId, id, 'rendering', 40));
     const out = await deps.engine.render(resolve(job.template.layout, d.title, built.data), { logo, timestamp: new Date() });
+    if (out.logoError)
+      deps.logger.warn({ document: id, logo: built.logoKey, error: out.logoError }, 'letterhead logo unreadable: document made without it');
     const assetKey = `orgs/${orgId}/documents/${id}/${uuidV7()}`;
     if (progress) await inTx((tx) => q.setProgress(tx, orgId, id, 'rendering', 80));
     await deps.assets.put(assetKey, out.pdf, { contentType: 'application/pdf' });

@@ -29,8 +29,15 @@ parentPort.on('message', (job) => {
   const started = performance.now();
   try {
     if (job.logo) compiler.mapShadow(join(root, job.logo.name), Buffer.from(job.logo.bytes));
-    const result = compiler.compile({ mainFileContent: workerData.program, inputs: { data: job.data } });
-    const err = result.takeError();
+    let result = compiler.compile({ mainFileContent: workerData.program, inputs: { data: job.data } });
+    let err = result.takeError();
+    let logoError;
+    if ((err || !result.result) && job.logo) {
+      // A logo stored before uploads were decoded may be damaged: the document is made without it.
+      logoError = err ? diagnosticsOf(err) : 'no document';
+      result = compiler.compile({ mainFileContent: workerData.program, inputs: { data: job.data, nologo: '1' } });
+      err = result.takeError();
+    }
     if (err || !result.result) {
       parentPort.postMessage({ id: job.id, error: 'compile', message: err ? diagnosticsOf(err) : 'no document' });
       return;
@@ -43,7 +50,7 @@ parentPort.on('message', (job) => {
     }
     const pdf = compiler.pdf(doc, { pdfStandard: 'a-2b', creationTimestamp: job.timestamp });
     const bytes = pdf.buffer.slice(pdf.byteOffset, pdf.byteOffset + pdf.byteLength);
-    parentPort.postMessage({ id: job.id, pdf: bytes, pages, ms: performance.now() - started }, [bytes]);
+    parentPort.postMessage({ id: job.id, pdf: bytes, pages, ms: performance.now() - started, logoError }, [bytes]);
   } catch (e) {
     parentPort.postMessage({ id: job.id, error: 'compile', message: String(e?.message ?? e) });
   } finally {

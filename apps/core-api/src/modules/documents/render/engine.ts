@@ -27,6 +27,8 @@ export interface RenderedPdf {
   pages: number;
   /** Milliseconds the engine spent (compile, layout, PDF), measured on its thread. */
   engineMs: number;
+  /** Why the logo was left out (the engine could not read it), when it was. */
+  logoError?: string;
 }
 
 export interface EngineOptions {
@@ -63,7 +65,7 @@ interface Pending {
 }
 
 type Reply =
-  | { id: number; pdf: ArrayBuffer; pages: number; ms: number }
+  | { id: number; pdf: ArrayBuffer; pages: number; ms: number; logoError?: string }
   | { id: number; error: 'too_long'; pages: number }
   | { id: number; error: 'compile'; message: string };
 
@@ -81,7 +83,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
       if (!p) return;
       pending.delete(m.id);
       clearTimeout(p.timer);
-      if ('pdf' in m) p.resolve({ pdf: Buffer.from(m.pdf), pages: m.pages, engineMs: m.ms });
+      if ('pdf' in m) p.resolve({ pdf: Buffer.from(m.pdf), pages: m.pages, engineMs: m.ms, logoError: m.logoError });
       else if (m.error === 'too_long')
         p.reject(new RenderError('too_long', `The document would have ${m.pages} pages; at most ${opts.maxPages} are allowed.`, m.pages));
       else p.reject(new RenderError('compile', `The PDF engine failed: ${m.message.slice(0, 300)}`));
