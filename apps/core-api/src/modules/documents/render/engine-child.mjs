@@ -1,0 +1,92 @@
+// One PDF engine process of the pool (engine.ts): Typst's compiler, the bundled fonts and our program, one
+// document at a time. Plain JavaScript, so that it starts without a TypeScript loader. A process rather
+// than a thread: a layout's memory is this process's, which the pool ends when a render was refused or
+// it grew (the API's resident memory stays where it was), and a render past its deadline is ended with
+// the process instead of running on in the background.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const { program, fontFiles } = JSON.parse(process.argv[2]);
+const root = mkdtempSync(join(tmpdir(), 'clinic-typst-'));
+const workspace = join(root, 'workspace');
+const noFonts = join(root, 'no-fonts');
+mkdirSync(workspace);
+mkdirSync(noFonts);
+// The compiler always adds "system" fonts, found through fontconfig: a configuration naming one empty
+// folder makes that nothing, so no host font can reach a document; ours come from memory.
+writeFileSync(join(root, 'fonts.conf'), `<?xml version="1.0"?>\n<fontconfig><dir>${noFonts}</dir></fontconfig>\n`);
+process.env.FONTCONFIG_FILE = join(root, 'fonts.conf');
+const cleanUp = () => rmSync(root, { recursive: true, force: true });
+process.on('exit', cleanUp);
+process.on('disconnect', () => process.exit(0));
+
+const { default: typst } = await import('@myriaddreamin/typst-ts-node-compiler');
+const compiler = typst.NodeCompiler.create({
+  workspace,
+  fontArgs: [{ fontBlobs: fontFiles.map((f) => readFileSync(f)) }],
+});
+
+let renders = 0;
+
+function diagnosticsOf(err) {
+  try {
+    return compiler
+      .fetchDiagnostics(err)
+      .map((d) => d.message)
+      .join('; ');
+  } catch {
+    return String(err?.shortDiagnostics ?? 'compile error');
+  }
+}
+
+function render(job) {
+  const started = performance.now();
+  try {
+    if (job.logo) compiler.mapShadow(join(workspace, job.logo.name), Buffer.from(job.logo.bytes));
+    const inputs = { data: job.data };
+    let result = compiler.compile({ mainFileContent: program, inputs });
+    let err = result.takeError();
+    let logoError;
+    if ((err || !result.result) && job.logo) {
+      // A logo stored before uploads were decoded may be damaged: the document is made without it.
+      logoError = err ? diagnosticsOf(err) : 'no document';
+      result = compiler.compile({ mainFileContent: program, inputs: { ...inputs, nologo: '1' } });
+      err = result.takeError();
+    }
+    if (err || !result.result) return { id: job.id, error: 'compile', message: err ? diagnosticsOf(err) : 'no document' };
+    const doc = result.result;
+    // Typst lays a document out whole before it can count its pages (a check inside the layout stops
+    // nothing earlier): the bound is held here, before the PDF is written, and the pool ends this process
+    // after a refusal so that the layout's memory goes with it.
+    const pages = doc.numOfPages;
+    if (pages > job.maxPages) return { id: job.id, error: 'too_long', pages };
+    const pdf = compiler.pdf(doc, { pdfStandard: 'a-2b', creationTimestamp: job.timestamp });
+    return { id: job.id, pdf, pages, ms: performance.now() - started, logoError };
+  } catch (e) {
+    return { id: job.id, error: 'compile', message: String(e?.message ?? e) };
+  } finally {
+    compiler.resetShadow();
+    // Typst memoizes layouts across compilations; trimming now and then keeps the process's memory flat.
+    if (++renders % 50 === 0) compiler.evictCache(10);
+  }
+}
+
+const WARM_UP = {
+  title: 'Warm-up',
+  author: '',
+  keywords: [],
+  lang: 'en',
+  page: { paper: 'a4', landscape: false },
+  footer: 'Warm-up',
+  letterhead: null,
+  blocks: [{ type: 'text', paragraphs: [['Warm-up ăîșț']], size: 'normal', bold: true, align: 'left' }],
+};
+
+// A first document off any deadline: fonts parsed and the program compiled before the first real one.
+render({ id: 0, data: JSON.stringify(WARM_UP), maxPages: 10, timestamp: 0, logo: null });
+process.send({ ready: true });
+process.on('message', (job) => {
+  const reply = render(job);
+  process.send({ ...reply, rss: process.memoryUsage().rss });
+});
