@@ -3,29 +3,30 @@
 // than a thread: a layout's memory is this process's, which the pool ends when a render was refused or
 // it grew (the API's resident memory stays where it was), and a render past its deadline is ended with
 // the process instead of running on in the background.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { coverageOf } from './font-coverage.mjs';
 
 const { program, fontFiles } = JSON.parse(process.argv[2]);
 const root = mkdtempSync(join(tmpdir(), 'clinic-typst-'));
 const workspace = join(root, 'workspace');
-const noFonts = join(root, 'no-fonts');
 mkdirSync(workspace);
-mkdirSync(noFonts);
-// The compiler always adds "system" fonts, found through fontconfig: a configuration naming one empty
-// folder makes that nothing, so no host font can reach a document; ours come from memory.
-writeFileSync(join(root, 'fonts.conf'), `<?xml version="1.0"?>\n<fontconfig><dir>${noFonts}</dir></fontconfig>\n`);
-process.env.FONTCONFIG_FILE = join(root, 'fonts.conf');
+// No host font: the compiler adds "system" fonts found through fontconfig, and the pool starts this
+// process with FONTCONFIG_FILE naming one empty folder (engine.ts); ours come from memory.
+if (!process.env.FONTCONFIG_FILE) throw new Error('FONTCONFIG_FILE must name the engine fontconfig');
 const cleanUp = () => rmSync(root, { recursive: true, force: true });
 process.on('exit', cleanUp);
 process.on('disconnect', () => process.exit(0));
 
 const { default: typst } = await import('@myriaddreamin/typst-ts-node-compiler');
-const compiler = typst.NodeCompiler.create({
-  workspace,
-  fontArgs: [{ fontBlobs: fontFiles.map((f) => readFileSync(f)) }],
-});
+const fonts = fontFiles.map((f) => readFileSync(f));
+const compiler = typst.NodeCompiler.create({ workspace, fontArgs: [{ fontBlobs: fonts }] });
+// PDF/A refuses a character no embedded font can show: such a character (a script or symbol the bundled
+// fonts lack) prints as U+FFFD, the replacement character, which Noto Sans has. Only non-ASCII characters
+// are tested (and DEL): they are never JSON syntax, so the data stays valid JSON.
+const covered = coverageOf(fonts);
+const printable = (data) => data.replace(/[^\t\n\r -~]/gu, (ch) => (covered(ch.codePointAt(0)) ? ch : '\ufffd'));
 
 let renders = 0;
 
@@ -44,7 +45,7 @@ function render(job) {
   const started = performance.now();
   try {
     if (job.logo) compiler.mapShadow(join(workspace, job.logo.name), Buffer.from(job.logo.bytes));
-    const inputs = { data: job.data };
+    const inputs = { data: printable(job.data) };
     let result = compiler.compile({ mainFileContent: program, inputs });
     let err = result.takeError();
     let logoError;

@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ResolvedDocument } from './layout.ts';
 
@@ -67,11 +67,21 @@ const PROGRAM = readFileSync(new URL('./program.typ', import.meta.url), 'utf8');
 const CHILD = new URL('./engine-child.mjs', import.meta.url);
 const fontFiles = () => FONTS.map(([pkg, file]) => join(dirname(require.resolve(`${pkg}/package.json`)), file));
 
-/** Every font a document may use: nothing else is ever loaded (engine-child.mjs shuts out the host's). */
+/**
+ * Every font a document may use, loaded once by each engine process: Noto Sans (Latin with every European
+ * diacritic, Greek, Cyrillic), Noto Sans Hebrew, Noto Sans Arabic and the monochrome Noto Emoji, all SIL
+ * OFL from npm. Nothing else is ever read: engine-child.mjs shuts the host's fonts out, and program.typ
+ * names these families with fallback off (a character none of them has prints as Noto Sans's empty box).
+ */
 export const FONTS: [pkg: string, file: string][] = [
   ['@expo-google-fonts/noto-sans', '400Regular/NotoSans_400Regular.ttf'],
   ['@expo-google-fonts/noto-sans', '700Bold/NotoSans_700Bold.ttf'],
   ['@expo-google-fonts/noto-sans', '400Regular_Italic/NotoSans_400Regular_Italic.ttf'],
+  ['@expo-google-fonts/noto-sans-hebrew', '400Regular/NotoSansHebrew_400Regular.ttf'],
+  ['@expo-google-fonts/noto-sans-hebrew', '700Bold/NotoSansHebrew_700Bold.ttf'],
+  ['@expo-google-fonts/noto-sans-arabic', '400Regular/NotoSansArabic_400Regular.ttf'],
+  ['@expo-google-fonts/noto-sans-arabic', '700Bold/NotoSansArabic_700Bold.ttf'],
+  ['@expo-google-fonts/noto-emoji', '400Regular/NotoEmoji_400Regular.ttf'],
 ];
 
 type Reply = { id: number; rss: number } & (
@@ -107,6 +117,17 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   const children = new Set<Child>();
   let nextId = 1;
   let closed = false;
+  let fontconfig: { root: string; file: string } | null = null;
+  // The compiler always adds the "system" fonts fontconfig finds: the engine processes get a configuration
+  // whose one folder is empty, so no font of the host can ever reach a document (or change its bytes).
+  const noHostFonts = () => {
+    if (fontconfig) return fontconfig.file;
+    const root = mkdtempSync(join(tmpdir(), 'clinic-typst-fonts-'));
+    mkdirSync(join(root, 'none'));
+    writeFileSync(join(root, 'fonts.conf'), `<?xml version="1.0"?>\n<fontconfig><dir>${join(root, 'none')}</dir></fontconfig>\n`);
+    fontconfig = { root, file: join(root, 'fonts.conf') };
+    return fontconfig.file;
+  };
 
   const end = (c: Child) => {
     c.ending = true;
@@ -119,6 +140,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   const spawn = (): Child => {
     const proc = fork(CHILD, [JSON.stringify({ program: PROGRAM, fontFiles: fonts })], {
       execArgv: [],
+      env: { ...process.env, FONTCONFIG_FILE: noHostFonts() },
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -158,6 +180,11 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
       if (c.idleTimer) clearTimeout(c.idleTimer);
       const job = c.job;
       c.job = null;
+      if (!c.ready && !c.ending) {
+        // It could not even start (a missing font, a broken binary): starting another would fail alike.
+        for (const waiting of queue.splice(0))
+          waiting.reject(new RenderError('compile', `The PDF engine could not start (${signal ?? `exit ${code}`}).`));
+      }
       if (job && !c.ending) {
         // Not this document's deadline: its process was taken from under it. Once more, on another child.
         if (job.attempts < 2 && !closed) queue.unshift(job);
@@ -257,6 +284,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
       await Promise.all(
         all.map((c) => (c.proc.exitCode !== null || c.proc.signalCode ? null : new Promise((r) => c.proc.once('exit', r)))),
       );
+      if (fontconfig) rmSync(fontconfig.root, { recursive: true, force: true });
     },
   };
 }
