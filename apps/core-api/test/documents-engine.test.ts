@@ -106,7 +106,7 @@ describe('PDF render core', { skip }, () => {
     try {
       assert.ok((await other.render(doc, { timestamp })).pdf.equals(out.pdf), 'the same PDF/A bytes in another process');
       // The engine process searches no font folder of the host: its fontconfig names one folder, empty.
-      const [pid] = other.pids();
+      const [pid] = other.processes().map((p) => p.pid);
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       const conf = env.find((e) => e.startsWith('FONTCONFIG_FILE='))?.slice('FONTCONFIG_FILE='.length);
       assert.ok(conf, 'FONTCONFIG_FILE is set for the engine process');

@@ -57,8 +57,8 @@ export interface PdfEngine {
   render(doc: ResolvedDocument, opts?: { logo?: Logo | null; timestamp?: Date }): Promise<RenderedPdf>;
   /** The engine alone on a Typst data string (the benchmarks' floor): no layout resolution, same pool. */
   renderRaw(data: string, logo?: Logo | null): Promise<RenderedPdf>;
-  /** The process ids of the running engine children (none is the API's own). */
-  pids(): number[];
+  /** The running engine processes (none is the API's own) and whether each is laying out a document. */
+  processes(): { pid: number; busy: boolean }[];
   close(): Promise<void>;
 }
 
@@ -117,6 +117,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   const children = new Set<Child>();
   let nextId = 1;
   let closed = false;
+  let startFailures = 0;
   let fontconfig: { root: string; file: string } | null = null;
   // The compiler always adds the "system" fonts fontconfig finds: the engine processes get a configuration
   // whose one folder is empty, so no font of the host can ever reach a document (or change its bytes).
@@ -150,6 +151,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
     proc.on('message', (m: { ready: true } | Reply) => {
       if ('ready' in m) {
         c.ready = true;
+        startFailures = 0;
         idle(c);
         return pump();
       }
@@ -180,8 +182,9 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
       if (c.idleTimer) clearTimeout(c.idleTimer);
       const job = c.job;
       c.job = null;
-      if (!c.ready && !c.ending) {
-        // It could not even start (a missing font, a broken binary): starting another would fail alike.
+      if (!c.ready && !c.ending && ++startFailures >= 3) {
+        // Three in a row could not even start (a missing font, a broken binary): a fourth would fail alike.
+        startFailures = 0;
         for (const waiting of queue.splice(0))
           waiting.reject(new RenderError('compile', `The PDF engine could not start (${signal ?? `exit ${code}`}).`));
       }
@@ -268,8 +271,8 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
     renderRaw(data, logo) {
       return run(data, logo, undefined);
     },
-    pids() {
-      return [...children].map((c) => c.proc.pid!).filter(Boolean);
+    processes() {
+      return [...children].filter((c) => c.proc.pid).map((c) => ({ pid: c.proc.pid!, busy: c.job !== null }));
     },
     async close() {
       closed = true;
