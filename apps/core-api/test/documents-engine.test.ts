@@ -110,6 +110,15 @@ describe('PDF render core', { skip }, () => {
       const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
       const conf = env.find((e) => e.startsWith('FONTCONFIG_FILE='))?.slice('FONTCONFIG_FILE='.length);
       assert.ok(conf, 'FONTCONFIG_FILE is set for the engine process');
+      // And it gets nothing else of the API's environment (secrets, NODE_OPTIONS) but the temporary folder
+      // (and Node's own IPC channel variables).
+      assert.deepEqual(
+        env
+          .filter(Boolean)
+          .map((e) => e.split('=')[0])
+          .filter((k) => k !== 'TMPDIR' && !k.startsWith('NODE_CHANNEL_')),
+        ['FONTCONFIG_FILE'],
+      );
       const dirs = [...readFileSync(conf, 'utf8').matchAll(/<dir>([^<]*)<\/dir>/g)].map((m) => m[1]!);
       assert.equal(dirs.length, 1, readFileSync(conf, 'utf8'));
       assert.deepEqual(readdirSync(dirs[0]!), []);

@@ -141,7 +141,8 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   const spawn = (): Child => {
     const proc = fork(CHILD, [JSON.stringify({ program: PROGRAM, fontFiles: fonts })], {
       execArgv: [],
-      env: { ...process.env, FONTCONFIG_FILE: noHostFonts() },
+      // Nothing of the API's environment (its secrets, NODE_OPTIONS) but where temporary files go.
+      env: { FONTCONFIG_FILE: noHostFonts(), ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
