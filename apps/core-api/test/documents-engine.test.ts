@@ -115,7 +115,7 @@ describe('PDF render core', { skip }, () => {
       assert.deepEqual(
         env
           .filter(Boolean)
-          .map((e) => e.split('=')[0])
+          .map((e) => e.slice(0, e.indexOf('=')))
           .filter((k) => k !== 'TMPDIR' && !k.startsWith('NODE_CHANNEL_')),
         ['FONTCONFIG_FILE'],
       );
