@@ -3,20 +3,15 @@
 // than a thread: a layout's memory is this process's, which the pool ends when a render was refused or
 // it grew (the API's resident memory stays where it was), and a render past its deadline is ended with
 // the process instead of running on in the background.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { coverageOf } from './font-coverage.mjs';
 
-const { program, fontFiles } = JSON.parse(process.argv[2]);
-const root = mkdtempSync(join(tmpdir(), 'clinic-typst-'));
-const workspace = join(root, 'workspace');
-mkdirSync(workspace);
+// The pool (engine.ts) gives the program, the font files and an empty workspace folder of its own.
+const { program, fontFiles, workspace } = JSON.parse(process.argv[2]);
 // No host font: the compiler adds "system" fonts found through fontconfig, and the pool starts this
-// process with FONTCONFIG_FILE naming one empty folder (engine.ts); ours come from memory.
+// process with FONTCONFIG_FILE naming one empty folder; ours come from memory.
 if (!process.env.FONTCONFIG_FILE) throw new Error('FONTCONFIG_FILE must name the engine fontconfig');
-const cleanUp = () => rmSync(root, { recursive: true, force: true });
-process.on('exit', cleanUp);
 process.on('disconnect', () => process.exit(0));
 
 const { default: typst } = await import('@myriaddreamin/typst-ts-node-compiler');

@@ -118,16 +118,17 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   let nextId = 1;
   let closed = false;
   let startFailures = 0;
-  let fontconfig: { root: string; file: string } | null = null;
+  let spawned = 0;
+  // The pool's folder: the fontconfig of its processes and their (empty) workspaces, removed by close().
   // The compiler always adds the "system" fonts fontconfig finds: the engine processes get a configuration
   // whose one folder is empty, so no font of the host can ever reach a document (or change its bytes).
-  const noHostFonts = () => {
-    if (fontconfig) return fontconfig.file;
-    const root = mkdtempSync(join(tmpdir(), 'clinic-typst-fonts-'));
-    mkdirSync(join(root, 'none'));
-    writeFileSync(join(root, 'fonts.conf'), `<?xml version="1.0"?>\n<fontconfig><dir>${join(root, 'none')}</dir></fontconfig>\n`);
-    fontconfig = { root, file: join(root, 'fonts.conf') };
-    return fontconfig.file;
+  let root: string | null = null;
+  const poolRoot = () => {
+    if (root) return root;
+    root = mkdtempSync(join(tmpdir(), 'clinic-typst-'));
+    mkdirSync(join(root, 'no-fonts'));
+    writeFileSync(join(root, 'fonts.conf'), `<?xml version="1.0"?>\n<fontconfig><dir>${join(root, 'no-fonts')}</dir></fontconfig>\n`);
+    return root;
   };
 
   const end = (c: Child) => {
@@ -139,10 +140,13 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
   };
 
   const spawn = (): Child => {
-    const proc = fork(CHILD, [JSON.stringify({ program: PROGRAM, fontFiles: fonts })], {
+    // A workspace of its own, made and removed here: a killed process cleans nothing up.
+    const workspace = join(poolRoot(), `workspace-${++spawned}`);
+    mkdirSync(workspace);
+    const proc = fork(CHILD, [JSON.stringify({ program: PROGRAM, fontFiles: fonts, workspace })], {
       execArgv: [],
       // Nothing of the API's environment (its secrets, NODE_OPTIONS) but where temporary files go.
-      env: { FONTCONFIG_FILE: noHostFonts(), ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
+      env: { FONTCONFIG_FILE: join(poolRoot(), 'fonts.conf'), ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) },
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
@@ -178,6 +182,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
     });
     proc.on('error', () => undefined);
     proc.on('exit', (code, signal) => {
+      rmSync(workspace, { recursive: true, force: true });
       children.delete(c);
       if (c.timer) clearTimeout(c.timer);
       if (c.idleTimer) clearTimeout(c.idleTimer);
@@ -288,7 +293,7 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
       await Promise.all(
         all.map((c) => (c.proc.exitCode !== null || c.proc.signalCode ? null : new Promise((r) => c.proc.once('exit', r)))),
       );
-      if (fontconfig) rmSync(fontconfig.root, { recursive: true, force: true });
+      if (root) rmSync(root, { recursive: true, force: true });
     },
   };
 }
