@@ -717,11 +717,26 @@ describe('documents', { skip }, () => {
         }),
         201,
       );
-      const doc = dataOf(
-        await c.call('POST', `/v1/appointments/${a.id}/documents`, c.admin, { pdf_template_id: tpl.id, body: 'Made without the logo.' }),
-        201,
-      );
+      const warnings: unknown[][] = [];
+      const logger = t.rt.logger as unknown as { warn: (...a: unknown[]) => void };
+      const warn = logger.warn;
+      logger.warn = (...a: unknown[]) => {
+        warnings.push(a);
+      };
+      let doc: any;
+      try {
+        doc = dataOf(
+          await c.call('POST', `/v1/appointments/${a.id}/documents`, c.admin, { pdf_template_id: tpl.id, body: 'Made without the logo.' }),
+          201,
+        );
+      } finally {
+        logger.warn = warn;
+      }
       assert.equal(doc.status, 'ready', JSON.stringify(doc));
+      assert.ok(
+        warnings.some((w) => String(w[1]).includes('letterhead logo unreadable') && JSON.stringify(w[0]).includes(key!)),
+        `the failure is logged: ${JSON.stringify(warnings)}`,
+      );
       const pdf = await fetchPdf(dataOf(await c.call('GET', `/v1/documents/${doc.id}/download`, c.admin)).url);
       assert.match(pdfText(pdf), /Made without the logo\./);
       assert.doesNotMatch(pdf.toString('latin1'), /\/Subtype\s*\/Image/);
