@@ -164,6 +164,23 @@ describe('a giant document refused by the page bound', { skip }, () => {
       assert.equal(alive(), false, 'the engine process that refused the document has exited');
       // The next document gets a fresh process.
       assert.equal((await engine.render(small)).pages, 1);
+      // A document whose text alone could not fit is refused before any layout: that process stays.
+      const tight = createPdfEngine({ maxPages: 5, timeoutMs: 120_000, workers: 1 });
+      try {
+        await tight.render(small);
+        const [stays] = tight.processes().map((p) => p.pid);
+        await assert.rejects(tight.render(doc(giantItems('t').slice(0, 20))), (e: unknown) => {
+          assert.ok(e instanceof RenderError && e.reason === 'too_long', String(e));
+          assert.match(e.message, /text fills at least \d+ pages; at most 5/);
+          return true;
+        });
+        assert.deepEqual(
+          tight.processes().map((p) => p.pid),
+          [stays],
+        );
+      } finally {
+        await tight.close();
+      }
     } finally {
       await engine.close();
     }

@@ -36,8 +36,16 @@ function diagnosticsOf(err) {
   }
 }
 
+// More characters than any page can hold, and then some: text over this many a page cannot fit in the
+// page bound whatever the layout (8.5 pt text on a landscape page holds about 7,000).
+const CHARS_A_PAGE = 12_000;
+
 function render(job) {
   const started = performance.now();
+  // The size bound, before any layout: a document whose text alone cannot fit is refused at once, and
+  // this process, having laid nothing out, stays.
+  const atLeast = Math.ceil(job.data.length / CHARS_A_PAGE);
+  if (atLeast > job.maxPages) return { id: job.id, error: 'too_long', pages: atLeast, early: true };
   try {
     if (job.logo) compiler.mapShadow(join(workspace, job.logo.name), Buffer.from(job.logo.bytes));
     const inputs = { data: printable(job.data) };

@@ -11,6 +11,7 @@ import type { ResolvedDocument } from './layout.ts';
  * laying out one document at a time, so that:
  * - a render never blocks the event loop, and the layout's memory is the child's, never the API's: a
  *   child that refused a document (too many pages) or grew past a bound is ended and its memory with it;
+ *   a document whose text alone could not fit the page bound is refused before any layout;
  * - each document has its own deadline from the moment a child takes it; past it that child is killed
  *   (the native call ends with it) and the caller is answered, while the documents other children lay out
  *   are untouched and the ones waiting go to the next free child;
@@ -86,7 +87,7 @@ export const FONTS: [pkg: string, file: string][] = [
 
 type Reply = { id: number; rss: number } & (
   | { pdf: Uint8Array; pages: number; ms: number; logoError?: string }
-  | { error: 'too_long'; pages: number }
+  | { error: 'too_long'; pages: number; early?: boolean }
   | { error: 'compile'; message: string }
 );
 
@@ -173,10 +174,19 @@ export function createPdfEngine(opts: EngineOptions): PdfEngine {
           logoError: m.logoError,
         });
       else if (m.error === 'too_long')
-        job.reject(new RenderError('too_long', `The document would have ${m.pages} pages; at most ${opts.maxPages} are allowed.`, m.pages));
+        job.reject(
+          new RenderError(
+            'too_long',
+            m.early
+              ? `The document's text fills at least ${m.pages} pages; at most ${opts.maxPages} are allowed.`
+              : `The document would have ${m.pages} pages; at most ${opts.maxPages} are allowed.`,
+            m.pages,
+          ),
+        );
       else job.reject(new RenderError('compile', `The PDF engine failed: ${m.message.slice(0, 300)}`));
       // A refused giant or a grown child goes, and its memory with it; the next document gets a fresh one.
-      if (('error' in m && m.error === 'too_long') || m.rss > recycleRss) end(c);
+      // (Refused before any layout, by its size, it took no memory: that process stays.)
+      if (('error' in m && m.error === 'too_long' && !m.early) || m.rss > recycleRss) end(c);
       else idle(c);
       pump();
     });
