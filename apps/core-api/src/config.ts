@@ -121,6 +121,8 @@ const Env = Type.Object({
   // Documents (docs/documents.md): rendering bounds, the inline threshold, the download links' lifetime.
   DOCUMENT_MAX_PAGES: Type.Integer({ default: 200, minimum: 1, maximum: 2000 }),
   DOCUMENT_RENDER_TIMEOUT_MS: Type.Integer({ default: 20_000, minimum: 100, maximum: 300_000 }),
+  // Engine processes of each API instance and worker; 0: one per core.
+  DOCUMENT_RENDER_WORKERS: Type.Integer({ default: 0, minimum: 0, maximum: 64 }),
   DOCUMENT_INLINE_MAX_ROWS: Type.Integer({ default: 60, minimum: 0, maximum: 10_000 }),
   DOCUMENT_URL_TTL_SECONDS: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
   DOCUMENT_LOGO_MAX_BYTES: Type.Integer({ default: 524_288, minimum: 1024, maximum: 10_485_760 }),
@@ -269,6 +271,8 @@ export interface Config {
   documents: {
     maxPages: number;
     renderTimeoutMs: number;
+    /** PDF engine processes (each lays out one document at a time); 0: one per core. */
+    renderWorkers: number;
     /** Documents with more table rows (answers, items) than this render on the worker; shorter ones inline. */
     inlineMaxRows: number;
     /** Lifetime of a download URL (S3 presign or the API's signed path). */
@@ -487,6 +491,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     documents: {
       maxPages: values.DOCUMENT_MAX_PAGES,
       renderTimeoutMs: values.DOCUMENT_RENDER_TIMEOUT_MS,
+      renderWorkers: values.DOCUMENT_RENDER_WORKERS,
       inlineMaxRows: values.DOCUMENT_INLINE_MAX_ROWS,
       urlTtlSeconds: values.DOCUMENT_URL_TTL_SECONDS,
       logoMaxBytes: values.DOCUMENT_LOGO_MAX_BYTES,

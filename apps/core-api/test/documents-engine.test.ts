@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { createPdfEngine, RenderError } from '../src/modules/documents/render/engine.ts';
 import { type DocumentData, type Layout, layoutProblems, resolve } from '../src/modules/documents/render/layout.ts';
@@ -69,6 +70,63 @@ describe('PDF render core', { skip }, () => {
     assert.match(xmp, /<pdfaid:conformance>B<\/pdfaid:conformance>/);
     assert.equal(pdfInfo(out.pdf).Pages, '1');
     pdfPicture(out.pdf, 'engine-latin');
+  });
+
+  it('sets Greek, Cyrillic, Hebrew, Arabic and emoji in the bundled fonts alone, never a host font, the same bytes in every process', async () => {
+    const scripts = 'Ελληνικά Αθήνα Кириллица Москва שלום רפואה مرحبا 😀 🩺';
+    // U+2610 (☐) and CJK are in no bundled font: a host font (DejaVu Sans has ☐) must not set them.
+    const missing = '☐ 中文';
+    const doc = resolve(
+      layout([
+        { type: 'heading', text: '{{patient.full_name}}' },
+        { type: 'text', text: `${scripts} ${missing}` },
+        { type: 'text', text: scripts, bold: true },
+      ]),
+      'Fonts',
+      data({}, { 'patient.full_name': 'Ștefan Țăranu שלום 😀' }),
+    );
+    const timestamp = new Date('2026-11-29T10:00:00Z');
+    const out = await engine.render(doc, { timestamp });
+    const names = pdfFonts(out.pdf).map((f) => f.name.replace(/^[A-Z]{6}\+/, ''));
+    for (const f of pdfFonts(out.pdf)) assert.ok(f.embedded, `${f.name} is not embedded`);
+    const bundled = /^(NotoSans|NotoSansHebrew|NotoSansArabic|NotoEmoji)-(Regular|Bold|Italic)$/;
+    for (const n of names) assert.match(n, bundled, `only bundled fonts: ${names.join(', ')}`);
+    for (const family of ['NotoSansHebrew', 'NotoSansArabic', 'NotoEmoji'])
+      assert.ok(
+        names.some((n) => n.startsWith(`${family}-`)),
+        `${family} missing: ${names.join(', ')}`,
+      );
+    const text = pdfText(out.pdf);
+    for (const word of ['Ελληνικά', 'Москва', '😀', 'Ștefan']) assert.ok(text.includes(word), `${word} missing from: ${text}`);
+    assert.ok(text.includes('\ufffd'), 'a character no bundled font has prints as U+FFFD');
+    assert.ok(!text.includes('☐') && !text.includes('中'));
+    assert.match(out.pdf.toString('latin1'), /<pdfaid:part>2<\/pdfaid:part>/);
+    // Another engine process, the same document and time: the very same archival bytes.
+    const other = createPdfEngine({ maxPages: 60, timeoutMs: 60_000, workers: 1 });
+    try {
+      assert.ok((await other.render(doc, { timestamp })).pdf.equals(out.pdf), 'the same PDF/A bytes in another process');
+      // The engine process searches no font folder of the host: its fontconfig names one folder, empty.
+      const [pid] = other.processes().map((p) => p.pid);
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const conf = env.find((e) => e.startsWith('FONTCONFIG_FILE='))?.slice('FONTCONFIG_FILE='.length);
+      assert.ok(conf, 'FONTCONFIG_FILE is set for the engine process');
+      // And it gets nothing else of the API's environment (secrets, NODE_OPTIONS) but the temporary folder
+      // (and Node's own IPC channel variables).
+      assert.deepEqual(
+        env
+          .filter(Boolean)
+          .map((e) => e.slice(0, e.indexOf('=')))
+          .filter((k) => k !== 'TMPDIR' && !k.startsWith('NODE_CHANNEL_')),
+        ['FONTCONFIG_FILE'],
+      );
+      const dirs = [...readFileSync(conf, 'utf8').matchAll(/<dir>([^<]*)<\/dir>/g)].map((m) => m[1]!);
+      assert.equal(dirs.length, 1, readFileSync(conf, 'utf8'));
+      assert.deepEqual(readdirSync(dirs[0]!), []);
+      assert.doesNotMatch(readFileSync(conf, 'utf8'), /<include|\/usr\/share\/fonts|~\/\.fonts/);
+    } finally {
+      await other.close();
+    }
+    pdfPicture(out.pdf, 'engine-scripts');
   });
 
   it('sets patient text as text: markup characters change neither the layout nor the content', async () => {

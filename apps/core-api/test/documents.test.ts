@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { redactUrl } from '@clinic/http-kit';
+import jpeg from 'jpeg-js';
+import { PNG } from 'pngjs';
 import { canonical, formSnapshot } from '../src/modules/documents/data-model.ts';
 import { renderQueued, sweepOrphanDocumentFiles } from '../src/modules/documents/jobs.ts';
 import { createPdfEngine } from '../src/modules/documents/render/engine.ts';
@@ -677,6 +679,68 @@ describe('documents', { skip }, () => {
         assert.match(pdfText(bytes), kind === 'receipt' ? /Ședință de fizioterapie/ : /Evoluție favorabilă/);
         pdfPicture(bytes, `kind-${kind}`);
       }
+    });
+
+    it('decodes a logo at upload: damaged, truncated or oversized images are refused; a damaged stored logo never fails a render', async () => {
+      const w = 40;
+      const h = 30;
+      const pixels = Buffer.alloc(w * h * 4, 0x80);
+      const good = PNG.sync.write(Object.assign(new PNG({ width: w, height: h }), { data: pixels }));
+      const jpg = jpeg.encode({ width: w, height: h, data: pixels }, 80).data;
+      const flipped = Buffer.from(good);
+      flipped[good.length - 20] = flipped[good.length - 20]! ^ 0xff; // inside the image data: its CRC no longer matches
+      dataOf(await upload(png(1, 1)));
+      const before = await t.rt.assets.list(`orgs/${c.org.id}/letterhead/`);
+      for (const bad of [good.subarray(0, good.length - 20), good.subarray(0, 30), flipped, jpg.subarray(0, jpg.length - 40)]) {
+        const err = assertError(await upload(bad), 400, 'validation_error');
+        assert.ok(err.fields.file, JSON.stringify(err));
+      }
+      // A header within the side bound that still declares 9 million pixels is refused before decoding.
+      assertError(await upload(png(3000, 3000)), 413, 'image_too_large');
+      assertError(await upload(Buffer.from('not an image at all')), 415, 'unsupported_media_type');
+      assert.deepEqual(await t.rt.assets.list(`orgs/${c.org.id}/letterhead/`), before, 'nothing stored, the old logo kept');
+      // The type is the content's: a JPEG sent as image/png is a JPEG.
+      assert.equal(dataOf(await upload(jpg, 'image/png')).logo.content_type, 'image/jpeg');
+      const lh = dataOf(await upload(good));
+      assert.equal(lh.logo.content_type, 'image/png');
+
+      // A logo stored before uploads were decoded: planted damaged in the asset store, it is left out of the
+      // documents, which are made all the same.
+      const [key] = await t.rt.assets.list(`orgs/${c.org.id}/letterhead/`);
+      await t.rt.assets.put(key!, good.subarray(0, good.length - 20), { contentType: 'image/png' });
+      const a = await c.book();
+      const tpl = dataOf(
+        await c.call('POST', '/v1/pdf-templates', c.admin, {
+          name: 'With logo',
+          kind: 'report',
+          layout: { blocks: [{ type: 'text', text: '{{document.body}}' }] },
+        }),
+        201,
+      );
+      const warnings: unknown[][] = [];
+      const logger = t.rt.logger as unknown as { warn: (...a: unknown[]) => void };
+      const warn = logger.warn;
+      logger.warn = (...a: unknown[]) => {
+        warnings.push(a);
+      };
+      let doc: any;
+      try {
+        doc = dataOf(
+          await c.call('POST', `/v1/appointments/${a.id}/documents`, c.admin, { pdf_template_id: tpl.id, body: 'Made without the logo.' }),
+          201,
+        );
+      } finally {
+        logger.warn = warn;
+      }
+      assert.equal(doc.status, 'ready', JSON.stringify(doc));
+      assert.ok(
+        warnings.some((w) => String(w[1]).includes('letterhead logo unreadable') && JSON.stringify(w[0]).includes(key!)),
+        `the failure is logged: ${JSON.stringify(warnings)}`,
+      );
+      const pdf = await fetchPdf(dataOf(await c.call('GET', `/v1/documents/${doc.id}/download`, c.admin)).url);
+      assert.match(pdfText(pdf), /Made without the logo\./);
+      assert.doesNotMatch(pdf.toString('latin1'), /\/Subtype\s*\/Image/);
+      dataOf(await upload(png(1, 1)));
     });
 
     it('a logo object that no letterhead names is swept once past the grace period; the named one stays', async () => {

@@ -2732,7 +2732,7 @@ export interface paths {
         get?: never;
         /**
          * Upload the letterhead logo (multipart, field "file": PNG or JPEG)
-         * @description At most DOCUMENT_LOGO_MAX_BYTES (413 file_too_large) and 4000 pixels a side (413 image_too_large); nothing is stored then.
+         * @description At most DOCUMENT_LOGO_MAX_BYTES (413 file_too_large), 4000 pixels a side and 4000000 pixels (413 image_too_large); the type is read from the content; a damaged or truncated image is 400 validation_error (field file); nothing is stored then.
          */
         put: operations["putDocumentLetterheadLogo"];
         post?: never;

@@ -40,6 +40,7 @@ export function registerAllJobs(registry: WorkerRegistry, rt: Runtime): void {
     logger: rt.logger,
     maxPages: rt.config.documents.maxPages,
     renderTimeoutMs: rt.config.documents.renderTimeoutMs,
+    renderWorkers: rt.config.documents.renderWorkers,
   });
   registerAutomationJobs(registry, { db: rt.db, secrets: rt.secrets, logger: rt.logger, config: rt.config });
   registerSegmentJobs(registry, { db: rt.db, chunkSize: rt.config.segments.chunkSize });

@@ -14,6 +14,8 @@ export interface DocumentJobDeps {
   logger: Logger;
   maxPages: number;
   renderTimeoutMs: number;
+  /** Engine processes; 0: one per core. */
+  renderWorkers: number;
 }
 
 /** Renders one queued document as the owner of its organization's rows (the worker's side of renderNow). */
@@ -33,12 +35,12 @@ export async function sweepOrphanDocumentFiles(deps: SweepDeps, now = Date.now()
 
 /**
  * Long documents render here (the internal event document.render_requested, at least once: a document
- * already ready or failed is left as it is), on the worker's own engine thread; and the hourly sweep.
+ * already ready or failed is left as it is), on the worker's own engine processes; and the hourly sweep.
  */
 export function registerDocumentJobs(registry: WorkerRegistry, deps: DocumentJobDeps): void {
   let engine: ReturnType<typeof createPdfEngine> | null = null;
   registry.onEvent('document.render_requested', async (event, ctx) => {
-    engine ??= createPdfEngine({ maxPages: deps.maxPages, timeoutMs: deps.renderTimeoutMs });
+    engine ??= createPdfEngine({ maxPages: deps.maxPages, timeoutMs: deps.renderTimeoutMs, workers: deps.renderWorkers || undefined });
     const id = String(event.data.id);
     const d = await renderQueued({ db: deps.db, assets: deps.assets, logger: ctx.logger, engine }, event.organization_id!, id);
     ctx.logger.info({ document: id, status: d.status, pages: d.page_count }, 'document rendered');

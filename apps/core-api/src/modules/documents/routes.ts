@@ -29,7 +29,11 @@ export const documentUrlKeys = (rt: Runtime) => rt.secrets.derive('document-down
 
 /** Documents (spec 4.5 Documents): form renders, appointment documents, publishing, signed downloads. */
 export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
-  const engine = createPdfEngine({ maxPages: rt.config.documents.maxPages, timeoutMs: rt.config.documents.renderTimeoutMs });
+  const engine = createPdfEngine({
+    maxPages: rt.config.documents.maxPages,
+    timeoutMs: rt.config.documents.renderTimeoutMs,
+    workers: rt.config.documents.renderWorkers || undefined,
+  });
   app.addHook('onClose', () => engine.close());
   const deps: svc.DocumentDeps = {
     db: rt.db,

@@ -263,9 +263,11 @@ async function finish(deps: DocumentDeps, inTx: InTx, d: q.DocumentRow, job: Job
     return reread();
   }
   try {
-    const logo = built.logoKey ? await readLogo(deps.assets, built.logoKey, built.logoType!) : null;
+    const logo = built.logoKey ? await readLogo(deps, id, built.logoKey, built.logoType!) : null;
     if (progress) await inTx((tx) => q.setProgress(tx, orgId, id, 'rendering', 40));
     const out = await deps.engine.render(resolve(job.template.layout, d.title, built.data), { logo, timestamp: new Date() });
+    if (out.logoError)
+      deps.logger.warn({ document: id, logo: built.logoKey, error: out.logoError }, 'letterhead logo unreadable: document made without it');
     const assetKey = `orgs/${orgId}/documents/${id}/${uuidV7()}`;
     if (progress) await inTx((tx) => q.setProgress(tx, orgId, id, 'rendering', 80));
     await deps.assets.put(assetKey, out.pdf, { contentType: 'application/pdf' });
@@ -283,9 +285,15 @@ async function finish(deps: DocumentDeps, inTx: InTx, d: q.DocumentRow, job: Job
   }
 }
 
-async function readLogo(assets: AssetStore, key: string, type: 'image/png' | 'image/jpeg') {
-  const stream = await assets.get(key);
-  return stream ? { bytes: await readAll(stream), contentType: type } : null;
+/** The letterhead's logo, or null when it cannot be read: the document is made without it, never failed. */
+async function readLogo(deps: DocumentDeps, document: string, key: string, type: 'image/png' | 'image/jpeg') {
+  try {
+    const stream = await deps.assets.get(key);
+    return stream ? { bytes: await readAll(stream), contentType: type } : null;
+  } catch (err) {
+    deps.logger.warn({ document, logo: key, err }, 'letterhead logo unreadable: document made without it');
+    return null;
+  }
 }
 
 type Built = { data: DocumentData; logoKey: string | null; logoType: 'image/png' | 'image/jpeg' | null } | { stale: string };

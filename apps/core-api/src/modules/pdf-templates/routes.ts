@@ -203,7 +203,7 @@ export async function pdfTemplateRoutes(app: FastifyInstance, deps: { assets: As
         schema: {
           operationId: 'putDocumentLetterheadLogo',
           summary: 'Upload the letterhead logo (multipart, field "file": PNG or JPEG)',
-          description: `At most DOCUMENT_LOGO_MAX_BYTES (413 file_too_large) and ${svc.LOGO_MAX_SIDE} pixels a side (413 image_too_large); nothing is stored then.`,
+          description: `At most DOCUMENT_LOGO_MAX_BYTES (413 file_too_large), ${svc.LOGO_MAX_SIDE} pixels a side and ${svc.LOGO_MAX_PIXELS} pixels (413 image_too_large); the type is read from the content; a damaged or truncated image is 400 validation_error (field file); nothing is stored then.`,
           consumes: ['multipart/form-data'],
           response: { 200: DataOf(Letterhead) },
         },
@@ -228,16 +228,20 @@ export async function pdfTemplateRoutes(app: FastifyInstance, deps: { assets: As
           }
           if ((upload.file as { truncated?: boolean }).truncated) throw fileTooLarge(deps.logoMaxBytes);
           const bytes = Buffer.concat(chunks);
-          svc.checkLogo(bytes, type);
+          // The content decides the type: a JPEG sent as image/png is stored as the JPEG it is.
+          const { contentType } = svc.inspectLogo(bytes);
           // A UUIDv7, like every stored file's: the orphan sweep reads the key's age from it (a v4 key was never swept).
           const key = `orgs/${actor.orgId}/letterhead/${actor.orgId}/${uuidV7()}`;
-          await deps.assets.put(key, bytes, { contentType: type });
+          await deps.assets.put(key, bytes, { contentType });
           const sha256 = createHash('sha256').update(bytes).digest('hex');
           let old: string | null;
           try {
             old = await request.inTx(async (tx) => {
-              const previous = await q.setLogo(tx, actor.orgId, { asset_key: key, content_type: type, sha256 });
-              await audit(tx, actor, 'document_letterhead.logo_set', 'document_letterhead', actor.orgId, { sha256, content_type: type });
+              const previous = await q.setLogo(tx, actor.orgId, { asset_key: key, content_type: contentType, sha256 });
+              await audit(tx, actor, 'document_letterhead.logo_set', 'document_letterhead', actor.orgId, {
+                sha256,
+                content_type: contentType,
+              });
               return previous;
             });
           } catch (err) {

@@ -1,4 +1,6 @@
 import type { Queryable } from '@clinic/db';
+import jpeg from 'jpeg-js';
+import { PNG } from 'pngjs';
 import { AppError, errors, type ListEnvelope, listEnvelope, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
 import type { OrgActor } from '../../platform/actor.ts';
 import { audit } from '../../platform/audit.ts';
@@ -199,6 +201,18 @@ export async function putLetterhead(
 
 /** Largest logo side in pixels: a small file can still declare a huge bitmap (a decompression bomb). */
 export const LOGO_MAX_SIDE = 4000;
+/** Most pixels a logo may have: decoding it takes 4 bytes a pixel (16 MB here), in the request. */
+export const LOGO_MAX_PIXELS = 4_000_000;
+
+export type LogoType = 'image/png' | 'image/jpeg';
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The image type by the file's first bytes (what it is, whatever the upload declared), or null. */
+export function sniffImage(bytes: Buffer): LogoType | null {
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return 'image/png';
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+  return null;
+}
 
 /** Width and height from a PNG's IHDR or a JPEG's start-of-frame; null when the header is not readable. */
 export function imageSize(bytes: Buffer, type: string): { width: number; height: number } | null {
@@ -219,10 +233,35 @@ export function imageSize(bytes: Buffer, type: string): { width: number; height:
   return null;
 }
 
-export function checkLogo(bytes: Buffer, type: string): void {
+const damaged = (why: string) =>
+  errors.validation({ file: `the image cannot be read: ${why.slice(0, 160)}` }, 'The logo is damaged or truncated; see fields.');
+
+/**
+ * What an uploaded logo is, checked the way the PDF engine will read it: the type by its content (PNG or
+ * JPEG), the size from its header within the bounds (413 image_too_large), then every pixel decoded
+ * (pngjs with CRC checks, jpeg-js strict), so a truncated or damaged file is 400 before it is stored and
+ * can never reach a document. The header's bounds come first: nothing past them is decoded.
+ */
+export function inspectLogo(bytes: Buffer): { contentType: LogoType; width: number; height: number } {
+  const type = sniffImage(bytes);
+  if (!type) throw new AppError(415, 'unsupported_media_type', 'The logo must be a PNG or JPEG image (its content is neither).');
   const size = imageSize(bytes, type);
-  if (!size || size.width < 1 || size.height < 1)
-    throw new AppError(415, 'unsupported_media_type', 'The logo must be a PNG or JPEG image whose header gives its size.');
-  if (size.width > LOGO_MAX_SIDE || size.height > LOGO_MAX_SIDE)
-    throw new AppError(413, 'image_too_large', `The logo may be at most ${LOGO_MAX_SIDE} x ${LOGO_MAX_SIDE} pixels.`);
+  if (!size || size.width < 1 || size.height < 1) throw damaged('its header gives no size');
+  if (size.width > LOGO_MAX_SIDE || size.height > LOGO_MAX_SIDE || size.width * size.height > LOGO_MAX_PIXELS)
+    throw new AppError(
+      413,
+      'image_too_large',
+      `The logo may be at most ${LOGO_MAX_SIDE} pixels a side and ${LOGO_MAX_PIXELS.toLocaleString('en')} pixels in all.`,
+    );
+  let decoded: { width: number; height: number };
+  try {
+    decoded =
+      type === 'image/png'
+        ? PNG.sync.read(bytes, { checkCRC: true })
+        : jpeg.decode(bytes, { tolerantDecoding: false, maxResolutionInMP: LOGO_MAX_PIXELS / 1e6, maxMemoryUsageInMB: 64 });
+  } catch (err) {
+    throw damaged((err as Error).message ?? String(err));
+  }
+  if (decoded.width !== size.width || decoded.height !== size.height) throw damaged('its pixels do not match its header');
+  return { contentType: type, ...size };
 }
