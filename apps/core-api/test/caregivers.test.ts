@@ -60,7 +60,7 @@ describe('caregivers', () => {
       ['patient', 'parent', parentEmail, null],
     );
     const me = dataOf(await t.call('GET', '/v1/me', { token: parent, org }));
-    assert.deepEqual([me.is_patient_at_current_org, me.is_staff_at_current_org, me.id], [true, false, link.caregiver_user_id]);
+    assert.deepEqual([me.is_patient_at_current_org, me.is_staff_at_current_org], [true, false]);
     const caring = dataOf(await t.call('GET', '/v1/me/caregiving', { token: parent }));
     assert.deepEqual(
       caring.map((c: { patient_id: string; organization_id: string }) => [c.patient_id, c.organization_id]),
@@ -71,6 +71,33 @@ describe('caregivers', () => {
       409,
       'caregiver_exists',
     );
+  });
+
+  it('adding by email answers the same shape whether or not the person has an account; the invitation binds at first sign-in', async () => {
+    const known = uniqueEmail('cg-known');
+    dataOf(await t.call('GET', '/v1/me', { token: await t.token(known) }));
+    const unknown = uniqueEmail('cg-unknown');
+    const add = (email: string) =>
+      t.call('POST', `/v1/patients/${otherId}/caregivers`, {
+        ...as(other.token),
+        body: { email: email.toUpperCase(), relationship: 'relative' },
+      });
+    const a = dataOf(await add(known), 201);
+    const b = dataOf(await add(unknown), 201);
+    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort());
+    assert.equal('caregiver_user_id' in a, false);
+    assert.deepEqual([a.caregiver_email, b.caregiver_email], [known.toLowerCase(), unknown.toLowerCase()]);
+    const same = (l: Record<string, unknown>) => ({ ...l, id: null, created_at: null, caregiver_email: null });
+    assert.deepEqual(same(a), same(b));
+    // The invited person signs in for the first time with that email: the link is theirs.
+    const invited = await t.token(unknown);
+    const caring = dataOf(await t.call('GET', '/v1/me/caregiving', { token: invited }));
+    assert.deepEqual(
+      caring.map((c: { patient_id: string }) => c.patient_id),
+      [otherId],
+    );
+    assert.equal(dataOf(await t.call('GET', `/v1/patients/${otherId}`, as(invited, otherId))).id, otherId);
+    for (const l of [a, b]) await t.call('DELETE', `/v1/patients/${otherId}/caregivers/${l.id}`, as(other.token));
   });
 
   it('with X-Patient-ID it reads and edits what the patient could, its access recorded as a caregiver; without it, nothing', async () => {

@@ -11923,8 +11923,6 @@ export interface components {
             organization_id: string;
             /** Format: uuid */
             patient_id: string;
-            /** Format: uuid */
-            caregiver_user_id: string;
             caregiver_email: string | null;
             relationship: string | null;
             /** @description patient (the patient added it) or staff (the clinic did). */
