@@ -226,6 +226,32 @@ describe('command line', { concurrency: true, skip: MODE === 'services' && 'inde
       assert.equal(((await other.json()) as any).data.is_superadmin, false);
     });
 
+    it('superadmin grant refuses a member of an organization and says what to do (spec 5 rule 6)', async () => {
+      const issuer = await createDevIssuer({ dataDir, ...DEV });
+      const su = { authorization: `Bearer ${await issuer.sign(early)}`, 'content-type': 'application/json' };
+      const org = await fetch(`${server!.url}/v1/organizations`, {
+        method: 'POST',
+        headers: su,
+        body: JSON.stringify({ name: 'CLI member clinic', slug: `cli-${Date.now().toString(36)}` }),
+      });
+      assert.equal(org.status, 201, await org.clone().text());
+      const orgId = ((await org.json()) as any).data.id as string;
+      const email = uniqueEmail('cli-member');
+      const added = await fetch(`${server!.url}/v1/organizations/${orgId}/members`, {
+        method: 'POST',
+        headers: su,
+        body: JSON.stringify({ email, role_code: 'specialist' }),
+      });
+      assert.equal(added.status, 201, await added.clone().text());
+
+      const res = await run(CLI, ['superadmin', 'grant', email], { DATA_DIR: dataDir });
+      assert.notEqual(res.code, 0, res.stdout);
+      assert.match(res.stderr, /is a member of CLI member clinic/);
+      assert.match(res.stderr, /Remove those memberships first/);
+      const me = await fetch(`${server!.url}/v1/me`, { headers: { authorization: `Bearer ${await issuer.sign(email)}` } });
+      assert.equal(((await me.json()) as any).data.is_superadmin, false);
+    });
+
     it('a second server on the same DATA_DIR exits 1 naming the busy data folder, and the first keeps running', async () => {
       const res = await run(MAIN, [], { DATA_DIR: dataDir, ...(await servicePorts()), HOST: '127.0.0.1' });
       assert.equal(res.code, 1, res.stdout + res.stderr);

@@ -512,7 +512,8 @@ describe('consents', () => {
       const sms = groups.find((x: any) => x.purpose_code === 'marketing_sms');
       assert.equal(sms.current.id, row.id);
       assert.equal(sms.history.length, 1);
-      // The superadmin passes every permission check.
+      // The superadmin passes every permission check, under break-glass (spec 4.7).
+      await t.breakGlass(su, orgA.id, ['patient_detail']);
       assert.equal(dataOf(await t.call('GET', base(orgA.id, pid), { token: su })).length, groups.length);
     });
 

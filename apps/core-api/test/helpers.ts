@@ -193,6 +193,11 @@ export interface TestApp {
   call(method: string, url: string, opts?: CallOptions): Promise<LightMyRequestResponse & { json: () => any }>;
   /** Makes the email a superadmin by direct database change (as the CLI does) and returns its token. */
   superadmin(email?: string): Promise<string>;
+  /**
+   * Opens break-glass sessions (spec 4.7, 4 hours) for the superadmin of `token` at the organization, one
+   * per scope: what a superadmin who is not staff there needs to read its patients' data.
+   */
+  breakGlass(token: string, orgId: string, scopes?: string[]): Promise<void>;
   /** A new organization created through the API by a superadmin; returns its row. */
   createOrg(input?: {
     name?: string;
@@ -289,6 +294,21 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
         [email],
       );
       return token(email);
+    },
+    async breakGlass(tok, orgId, scopes = ['patient_list', 'patient_detail']) {
+      for (const scope of scopes) {
+        const res = await call('POST', '/v1/break-glass/sessions', {
+          token: tok,
+          body: {
+            organization_id: orgId,
+            scope,
+            reason_category: 'support_ticket',
+            reason_text: 'Test of a superadmin read',
+            expires_in_minutes: 240,
+          },
+        });
+        if (res.statusCode !== 201) throw new Error(`opening a break-glass session failed: ${res.statusCode} ${res.body}`);
+      }
     },
     async createOrg(input = {}) {
       const su = await t.superadmin();

@@ -354,6 +354,22 @@ describe('members', () => {
     });
   });
 
+  describe('superadmins hold no memberships (spec 5 rule 6)', () => {
+    it('adding a superadmin as a member is refused with 409 superadmin_not_member, which says what to do; nothing is written', async () => {
+      const { org, admin } = await orgWithAdmin();
+      const email = uniqueEmail('member-su');
+      await t.superadmin(email);
+      for (const token of [admin.token, await t.superadmin()]) {
+        const err = assertError(await add(token, org.id, { email, role_code: 'specialist' }), 409, 'superadmin_not_member');
+        assert.match(err.message, /superadmin revoke/);
+      }
+      const { rows } = await t.db.query('select 1 from memberships m join users u on u.id = m.user_id where lower(u.email) = lower($1)', [
+        email,
+      ]);
+      assert.equal(rows.length, 0);
+    });
+  });
+
   describe('DELETE /v1/organizations/{id}/members/{userId}', () => {
     it('removes a member: 204, the row is gone, audited; the user row stays', async () => {
       const { org, admin } = await orgWithAdmin();

@@ -59,6 +59,7 @@ describe('fuzzing every operation of /openapi.json finds no 5xx', () => {
     const org = await t.createOrg();
     const admin = await t.addMember(org.id, uniqueEmail('fuzz-admin'), 'admin');
     const patient = await t.addPatient(org.id, uniqueEmail('fuzz-patient'));
+    await t.breakGlass(su, org.id);
     const caller = (name: string, token: string) =>
       fuzzCaller(name, () => ({ authorization: `Bearer ${token}`, 'x-organization-id': org.id }));
     callers = [caller('superadmin', su), caller('admin', admin.token), caller('patient', patient.token)];

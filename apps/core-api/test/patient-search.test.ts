@@ -47,6 +47,9 @@ describe('patient search and list totals (GET /v1/patients)', () => {
     admin = (await t.addMember(org, uniqueEmail('admin'), 'admin')).token;
     otherAdmin = (await t.addMember(other, uniqueEmail('other-admin'), 'admin')).token;
     su = await t.superadmin();
+    // Not staff of either clinic: the superadmin reads their patients under break-glass (spec 4.7).
+    await t.breakGlass(su, org);
+    await t.breakGlass(su, other);
   });
   after(() => t.close());
 

@@ -61,6 +61,12 @@ import { CALLERS, type Fixture, type Fragment, type RequestSpec, type Row } from
  *   not_found for everyone else (not a patient there); deleteMe is 204 for everyone but the only admin of an
  *   organization (admin, other_org_admin), who get 409 last_admin.
  * The 2xx code is the route's success status: 201 for creations, 204 for deletions, 200 otherwise.
+ * - Break-glass (spec 4.7): the superadmin caller is not staff of the organization under test, so the routes that
+ *   answer its identifiable patient data (BREAK_GLASS below, with the session scope each needs) serve it only
+ *   under an open session of that organization and scope. The `superadmin` column is the answer under such a
+ *   session (the fixture opens one of each scope); every such route also gets a cell for a superadmin without
+ *   one: 403 break_glass_required naming the scope. A route outside the list that asks for break-glass fails
+ *   its superadmin cell, so the list and the gate agree both ways.
  *
  * New routes fail the first test until they get a row here (and a request in REQUESTS).
  */
@@ -740,6 +746,80 @@ const CORE_REQUESTS: Record<string, RequestSpec> = {
   },
 };
 
+/** Operations that answer identifiable patient data, and the break-glass scope each needs (spec 4.7). */
+const BREAK_GLASS: Record<string, 'patient_list' | 'patient_detail'> = {
+  addAppointmentFile: 'patient_detail',
+  addCaregiver: 'patient_detail',
+  addFormFile: 'patient_detail',
+  cancelEnrollment: 'patient_detail',
+  completePlanSession: 'patient_detail',
+  createAppointment: 'patient_detail',
+  createAppointmentDocument: 'patient_detail',
+  createAppointmentReview: 'patient_detail',
+  createForm: 'patient_detail',
+  createPatient: 'patient_detail',
+  deleteAppointment: 'patient_detail',
+  deleteAppointmentFile: 'patient_detail',
+  deleteForm: 'patient_detail',
+  deleteFormFile: 'patient_detail',
+  deletePatient: 'patient_detail',
+  downloadAppointmentFile: 'patient_detail',
+  downloadFormFile: 'patient_detail',
+  enrollInTreatmentPlan: 'patient_detail',
+  eraseData: 'patient_detail',
+  evaluateSegment: 'patient_detail',
+  exportData: 'patient_detail',
+  fillForm: 'patient_detail',
+  getAppointment: 'patient_detail',
+  getAppointmentDocumentDownload: 'patient_detail',
+  getAppointmentIcs: 'patient_detail',
+  getDocument: 'patient_detail',
+  getDocumentDownload: 'patient_detail',
+  getEnrollment: 'patient_detail',
+  getEnrollmentProgress: 'patient_detail',
+  getExerciseSession: 'patient_detail',
+  getExerciseSessionReplay: 'patient_detail',
+  getForm: 'patient_detail',
+  getMessage: 'patient_detail',
+  getPatient: 'patient_detail',
+  getPatientProfile: 'patient_detail',
+  getPlanSession: 'patient_detail',
+  getTelerehabDashboard: 'patient_list',
+  getTodayPlan: 'patient_list',
+  grantPatientConsents: 'patient_detail',
+  impersonatePatient: 'patient_detail',
+  listAppointmentDocuments: 'patient_detail',
+  listAppointmentFiles: 'patient_detail',
+  listAppointmentReviews: 'patient_detail',
+  listAppointments: 'patient_list',
+  listCaregivers: 'patient_detail',
+  listEnrollments: 'patient_list',
+  listFormDocuments: 'patient_detail',
+  listFormFiles: 'patient_detail',
+  listForms: 'patient_list',
+  listMessages: 'patient_list',
+  listPatientConsents: 'patient_detail',
+  listPatients: 'patient_list',
+  listPlanSessions: 'patient_list',
+  listSegmentMembers: 'patient_detail',
+  migrateEnrollment: 'patient_detail',
+  pauseEnrollment: 'patient_detail',
+  pickPatients: 'patient_list',
+  publishDocument: 'patient_detail',
+  removeCaregiver: 'patient_detail',
+  renderForm: 'patient_detail',
+  restrictProcessing: 'patient_detail',
+  resumeEnrollment: 'patient_detail',
+  signForm: 'patient_detail',
+  skipPlanItem: 'patient_detail',
+  startExerciseSession: 'patient_detail',
+  startPlanSession: 'patient_detail',
+  updateAppointment: 'patient_detail',
+  updatePatient: 'patient_detail',
+  updatePatientProfile: 'patient_detail',
+  withdrawPatientConsent: 'patient_detail',
+};
+
 /** Operations that end the callers' relations (spec 3.2 cascades): their cells run after every other one. */
 const LAST = ['leaveClinic', 'deleteMe'];
 
@@ -877,7 +957,17 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
         other_org_admin: (await t.addMember(otherOrg.id, uniqueEmail('matrix-other-admin'), 'admin')).token,
         superadmin: su,
       },
+      superadminWithoutSession: await t.superadmin(uniqueEmail('matrix-su-no-session')),
     };
+    // The superadmin caller works under break-glass sessions of every patient-data scope (spec 4.7).
+    for (const scope of ['patient_list', 'patient_detail'])
+      await setup('POST', '/v1/break-glass/sessions', {
+        organization_id: org.id,
+        scope,
+        reason_category: 'support_ticket',
+        reason_text: 'Permission matrix check',
+        expires_in_minutes: 240,
+      });
     f = {
       ...fx,
       locationId: await freshLocation(fx as Fixture),
@@ -901,6 +991,8 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
     assert.deepEqual(missing, [], `operations without a row in MATRIX (add one, with a request in REQUESTS): ${missing.join(', ')}`);
     const stale = Object.keys(MATRIX).filter((id) => !operations.has(id));
     assert.deepEqual(stale, [], `MATRIX rows for operations that /openapi.json does not have: ${stale.join(', ')}`);
+    const unknown = Object.keys(BREAK_GLASS).filter((id) => !operations.has(id));
+    assert.deepEqual(unknown, [], `BREAK_GLASS names operations that /openapi.json does not have: ${unknown.join(', ')}`);
     const noRequest = Object.keys(MATRIX).filter((id) => !(id in REQUESTS));
     assert.deepEqual(noRequest, [], `MATRIX rows without a request in REQUESTS: ${noRequest.join(', ')}`);
     for (const [id, spec] of Object.entries(REQUESTS)) {
@@ -934,6 +1026,23 @@ describe('permission matrix (every OpenAPI operation x every kind of caller)', (
           if (status === 401) assert.equal(res.json().error.code, 'unauthorized', res.body);
           if (status === 403) assert.equal(res.json().error.code, 'forbidden', res.body);
           if (status === 404) assert.equal(res.json().error.code, 'not_found', res.body);
+        });
+      }
+      const scope = BREAK_GLASS[operationId];
+      if (scope) {
+        it(`superadmin without a break-glass session -> 403 break_glass_required (${scope})`, async () => {
+          const spec = REQUESTS[operationId]!;
+          const p = (await spec.prepare?.(f, 'superadmin')) ?? {};
+          const params: Record<string, string> = { id: f.orgId, org_id: f.orgId, ...p.params };
+          const path = spec.path.replace(/\{(\w+)\}/g, (_m, name: string) => params[name]!);
+          const res = await t.call(spec.method, p.query ? `${path}?${p.query}` : path, {
+            token: f.superadminWithoutSession,
+            ...(p.body !== undefined ? { body: p.body } : {}),
+            headers: { 'x-organization-id': f.orgId, ...p.headers },
+          });
+          assert.equal(res.statusCode, 403, res.body);
+          assert.equal(res.json().error.code, 'break_glass_required', res.body);
+          assert.equal(res.json().error.elevation.scope, scope, res.body);
         });
       }
     });

@@ -1147,7 +1147,7 @@ export interface paths {
         put?: never;
         /**
          * Publish the clinic's next version of an organization-scope purpose
-         * @description Needs consents.manage. 409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. The number continues from the highest platform or clinic version. Honours Idempotency-Key.
+         * @description Needs organizations.manage_privacy_notice for the clinic's privacy notice (org_privacy_notice), consents.manage for its other purposes. 409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. The number continues from the highest platform or clinic version. Honours Idempotency-Key.
          */
         post: operations["publishOrgConsentVersion"];
         delete?: never;
@@ -11923,8 +11923,6 @@ export interface components {
             organization_id: string;
             /** Format: uuid */
             patient_id: string;
-            /** Format: uuid */
-            caregiver_user_id: string;
             caregiver_email: string | null;
             relationship: string | null;
             /** @description patient (the patient added it) or staff (the clinic did). */

@@ -7,7 +7,7 @@ import { reencryptProviders, reencryptWebhookSecrets } from '../modules/provider
 import type { SecretBox } from '../platform/secrets.ts';
 import { MIGRATIONS_DIR } from '@clinic/db';
 import { formatOutbox, listOutbox } from '../modules/messages/outbox.ts';
-import { deleteSuperadmin, insertSuperadmin, userByEmailCreating } from './queries.ts';
+import { deleteSuperadmin, insertSuperadmin, membershipsOf, userByEmailCreating } from './queries.ts';
 
 export const USAGE = `usage:
   npm run cli -- migrate                      apply pending database migrations
@@ -107,6 +107,13 @@ async function grantSuperadmin(db: Database, email: string): Promise<string> {
   return db.transaction(async (tx) => {
     const user = await userByEmailCreating(tx, email);
     if (user.kind !== 'human') throw new UsageError(`${email} is a ${user.kind}: superadmin is only for human principals`);
+    // Spec 5 rule 6: superadmins hold no organization memberships.
+    const orgs = await membershipsOf(tx, user.id);
+    if (orgs.length)
+      throw new UsageError(
+        `${email} is a member of ${orgs.map((o) => `${o.name} (${o.id})`).join(', ')}; superadmins hold no organization memberships. ` +
+          'Remove those memberships first (DELETE /v1/organizations/{id}/members/{user_id}), or grant superadmin to a separate account.',
+      );
     if (!(await insertSuperadmin(tx, user.id))) return `${email} is already a superadmin`;
     await recordChange(
       tx,

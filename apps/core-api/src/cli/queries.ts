@@ -25,3 +25,12 @@ export async function deleteSuperadmin(tx: Queryable, email: string): Promise<st
   );
   return rows[0]?.user_id ?? null;
 }
+
+/** The organizations (id and name) where the user is a member. */
+export async function membershipsOf(tx: Queryable, userId: string): Promise<{ id: string; name: string }[]> {
+  const { rows } = await tx.query<{ id: string; name: string }>(
+    `select o.id, o.name from memberships m join organizations o on o.id = m.organization_id where m.user_id = $1 order by o.name, o.id`,
+    [userId],
+  );
+  return rows;
+}

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccessEntry, AccessLog } from './access-log.ts';
+import { breakGlassSessionOf, recordBreakGlassRead } from './gates.ts';
 import { isPatientCaller } from './identity/context.ts';
 
 /** What a route read of patient data: the handler says it, the hook stores it before the answer leaves. */
@@ -37,14 +38,20 @@ export function installAccessLog(app: FastifyInstance, log: AccessLog): void {
     // A patient reading its own data is no one else's access; a caregiver's or an impersonation's is.
     const ownRead = isPatientCaller(ctx) && !imp && !ctx.actingForPatientId;
     const list = reply.statusCode < 400 && !ownRead ? (reads.get(request) ?? []) : [];
+    // Served under break-glass: every such answer is recorded against the session, whatever the route logged.
+    const breakGlass = breakGlassSessionOf(request);
+    if (breakGlass && reply.statusCode < 400)
+      await recordBreakGlassRead(request, breakGlass, reply.statusCode, [...new Set(list.flatMap((r) => r.patientIds))]);
     // Every request made with an impersonation token is recorded, whatever it did or was answered.
     const made: AccessRead[] = imp ? [{ action: 'impersonation.request', patientIds: [imp.patientId] }] : [];
     if (!list.length && !made.length) return payload;
     const context = imp
       ? ({ actionContext: 'impersonation', contextId: imp.id } as const)
-      : ctx.actingForPatientId
-        ? ({ actionContext: 'caregiver', contextId: null } as const)
-        : ({ actionContext: null, contextId: null } as const);
+      : breakGlass
+        ? ({ actionContext: 'break_glass', contextId: breakGlass.id } as const)
+        : ctx.actingForPatientId
+          ? ({ actionContext: 'caregiver', contextId: null } as const)
+          : ({ actionContext: null, contextId: null } as const);
     const entries: AccessEntry[] = [...made, ...list].map((r) => ({
       organizationId: ctx.orgId!,
       actorUserId: imp?.byPrincipalId ?? ctx.principalId,

@@ -1,6 +1,6 @@
 import { errors } from '@clinic/http-kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { breakGlassExpired, breakGlassRequired } from '../modules/break-glass/service.ts';
+import { auditUnderSession, breakGlassExpired, breakGlassRequired } from '../modules/break-glass/service.ts';
 import { latestSession, organizationExists, type SessionRow } from '../modules/break-glass/queries.ts';
 import type { BreakGlassScope } from '../modules/break-glass/schemas.ts';
 import { featureConsentMissing } from '../modules/consents/service.ts';
@@ -8,7 +8,7 @@ import { findPurpose, hasActiveConsent } from '../modules/consents/queries.ts';
 import { isRestricted } from '../modules/gdpr/queries.ts';
 import { processingRestricted } from '../modules/gdpr/service.ts';
 import { hasOrgAccess, hasPermission } from './identity/context.ts';
-import { contextOf } from './route.ts';
+import { actorOf, contextOf } from './route.ts';
 
 /**
  * Every route gate, in one place: permission codes (never role names, spec 5.10), superadmin, staff or
@@ -102,4 +102,79 @@ export function requireBreakGlass(scope: BreakGlassScope, orgParam = 'org_id') {
     if (session.status !== 'open') throw breakGlassExpired(session);
     sessions.set(request, session);
   };
+}
+
+/**
+ * The ordinary routes that answer identifiable patient data (spec 4.7), by route pattern: every route
+ * under these paths, whatever module adds it. A superadmin who is not a member of the organization in
+ * scope reads them only under a break-glass session (see patientDataGate).
+ */
+const PATIENT_DATA_ROUTES: RegExp[] = [
+  /^\/v1\/patients(\/|$)/,
+  /^\/v1\/organizations\/:org_id\/patients\//,
+  /^\/v1\/appointments(\/|$)/,
+  /^\/v1\/appointment-documents\//,
+  /^\/v1\/forms(\/|$)/,
+  /^\/v1\/documents\//,
+  /^\/v1\/exercise-sessions(\/|$)/,
+  /^\/v1\/treatment-plans\/(enrollments|sessions|today|analytics)(\/|$)/,
+  /^\/v1\/treatment-plans\/:id\/enrollments$/,
+  /^\/v1\/messages(\/|$)/,
+  /^\/v1\/segments\/:id\/(members|evaluate)$/,
+  /^\/v1\/gdpr\/(export|erase|restrict)$/,
+];
+
+/**
+ * The session scope an ordinary route needs, or null when it answers no identifiable patient data. A
+ * read over the organization's rows (no record named in the path) needs patient_list; a read or change
+ * of one named record needs patient_detail, as the console's two patient routes do.
+ */
+export function breakGlassScopeOf(method: string, url: string): BreakGlassScope | null {
+  if (!PATIENT_DATA_ROUTES.some((r) => r.test(url))) return null;
+  const namesRecord = /\/:(?!org_id\b)\w+/.test(url);
+  return method === 'GET' && !namesRecord ? 'patient_list' : 'patient_detail';
+}
+
+/** The session an ordinary route was served under, set by patientDataGate. */
+const ordinarySessions = new WeakMap<FastifyRequest, SessionRow>();
+
+export function breakGlassSessionOf(request: FastifyRequest): SessionRow | undefined {
+  return ordinarySessions.get(request);
+}
+
+/**
+ * Break-glass on the ordinary routes (spec 4.7): a superadmin bypasses row-level isolation, so a
+ * superadmin who is not staff of the organization in scope gets its identifiable patient data only under
+ * an open session of their own for that organization and the route's scope (the audit log keeps its own
+ * gate, which sends superadmins to the console's audit_full route): otherwise the console's
+ * refusals, 403 break_glass_required with the elevation form or 410 break_glass_expired. Runs in the
+ * pipeline for every authenticated route, so no route can forget it.
+ */
+export async function patientDataGate(request: FastifyRequest): Promise<void> {
+  const ctx = request.ctx;
+  if (!ctx?.isSuperadmin || ctx.isStaff || !ctx.orgId || ctx.impersonation) return;
+  const scope = breakGlassScopeOf(request.method, request.routeOptions.url ?? '');
+  if (!scope) return;
+  const orgId = ctx.orgId;
+  const session = await request.inTx((tx) => latestSession(tx, ctx.principalId, orgId, scope));
+  if (!session) throw breakGlassRequired(orgId, scope);
+  if (session.status !== 'open') throw breakGlassExpired(session);
+  ordinarySessions.set(request, session);
+}
+
+/**
+ * The audit entry of a request served under a break-glass session by an ordinary route: the route, the
+ * status and the patients the handler said it read, in the organization's trail with the session's id.
+ */
+export function recordBreakGlassRead(request: FastifyRequest, session: SessionRow, status: number, patientIds: string[]): Promise<void> {
+  return request.inTx((tx) =>
+    auditUnderSession(
+      tx,
+      actorOf(request),
+      session,
+      'break_glass.read',
+      { type: 'route', id: null },
+      { method: request.method, route: request.routeOptions.url ?? null, status, patient_ids: patientIds },
+    ),
+  );
 }

@@ -4,10 +4,11 @@ import { AppError, bearerToken, enforceLimit, errors, type TokenVerifier, isUuid
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hasOrgAccess, scopeOf, type RequestContext } from './identity/context.ts';
 import { resolveContext, type IdentityDeps } from './identity/service.ts';
-import { actAsCaregiver } from './identity/caregiver.ts';
+import { actAsCaregiver, patientConsentRequired } from './identity/caregiver.ts';
 import { IMPERSONATION_PREFIX, impersonationContext } from './identity/impersonation.ts';
 import { PUBLIC_PREFIX, type PipelineLimits } from './limits.ts';
 import { queryBudget, type Timeouts } from './timeouts.ts';
+import { patientDataGate } from './gates.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -98,7 +99,7 @@ function consentRequired(missing: RequestContext['missingConsents']): AppError {
 /**
  * The request pipeline of architecture section 2, up to the route gate: per-IP limit at the entry of /v1
  * (and the public routes' own), authentication, just-in-time provisioning, the organization context, the
- * per-user limit and the re-consent gate.
+ * per-user limit, the re-consent gate and the break-glass gate of the patient-data routes.
  */
 export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void {
   app.addHook('onRoute', (route) => {
@@ -123,6 +124,7 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
     if (request.is404 || request.routeOptions.config.public || !underV1) return;
     const rawToken = bearerToken(request.headers.authorization);
     if (!rawToken) throw errors.unauthorized();
+    let patientMissing: RequestContext['missingConsents'] = [];
     if (rawToken.startsWith(IMPERSONATION_PREFIX)) {
       request.ctx = await impersonationContext(deps, rawToken, requestedOrganization(request).requested);
       // Under impersonation a write is refused unless its route says it may be done for the patient
@@ -141,7 +143,11 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
         log: request.log,
       });
       const actingFor = request.headers['x-patient-id'];
-      if (typeof actingFor === 'string') request.ctx = await actAsCaregiver(deps.db, request.ctx, actingFor);
+      if (typeof actingFor === 'string') {
+        const acting = await actAsCaregiver(deps.db, request.ctx, actingFor, deps.consentGate !== false);
+        request.ctx = acting.ctx;
+        patientMissing = acting.patientMissing;
+      }
     }
     // Per principal, whatever address it comes from (spec 8: 1,000 per minute per user).
     await enforceLimit(deps.limits.user, `principal:${request.ctx.principalId}`, reply);
@@ -155,5 +161,10 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
     // Re-consent gate (spec 4.6 rule 3): computed by the context statement, so no extra round trip.
     if (deps.consentGate !== false && request.ctx.missingConsents.length && !request.routeOptions.config.consentExempt)
       throw consentRequired(request.ctx.missingConsents);
+    // A caregiver acting for a patient: the patient's acceptance of the clinic's purposes governs its data.
+    if (patientMissing.length && ctx.actingForPatientId && !request.routeOptions.config.consentExempt)
+      throw patientConsentRequired(ctx.actingForPatientId, patientMissing);
+    // Identifiable patient data of an organization the superadmin is not staff of: break-glass only.
+    await patientDataGate(request);
   });
 }

@@ -40,6 +40,8 @@ export interface Fixture {
   orgId: string;
   orgSlug: string;
   tokens: Record<Exclude<Caller, 'anonymous'>, string>;
+  /** A superadmin with no break-glass session at the organization under test (spec 4.7). */
+  superadminWithoutSession: string;
   /** Setup calls, as a superadmin unless a token is given: fresh resources for cells that change or delete one. */
   setup(method: string, url: string, body?: unknown, token?: string): Promise<any>;
   /** The patients row of the patient caller (consent staff routes take the patient record id). */

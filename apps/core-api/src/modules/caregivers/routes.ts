@@ -14,7 +14,7 @@ const CaregiverLink = Type.Object(
     id: Uuid,
     organization_id: Uuid,
     patient_id: Uuid,
-    caregiver_user_id: Uuid,
+    // No user id: adding someone by email must not tell whether that email has an account.
     caregiver_email: nullable(Type.String()),
     relationship: nullable(Type.String({ description: RELATIONSHIPS.join(', ') })),
     approved_by: Type.String({ description: 'patient (the patient added it) or staff (the clinic did).' }),

@@ -24,6 +24,8 @@ export async function listCaregivers(tx: Queryable, orgId: string, patientId: st
 
 /**
  * POST /v1/patients/{id}/caregivers: the person named by email may act for the patient (X-Patient-ID).
+ * An unknown email gets a user row without identity, which its first sign-in with that email binds
+ * (provisioning links rows by email), so the answer never says whether the person had an account.
  * Added by the patient (its approval) or by staff with patients.update_org (the clinic's); a caregiver
  * never adds itself or another.
  */
@@ -57,7 +59,9 @@ export async function addCaregiver(
     approved_by: approvedBy,
   });
   await emit(tx, actor.orgId, 'caregiver_link.created', { id, patient_id: patientId, caregiver_user_id: caregiver });
-  return (await q.findLink(tx, actor.orgId, patientId, id))!;
+  // The address as it was given, whether or not the person had an account (and however it spelled it):
+  // an invitation that binds when the person signs in with that email, the same answer either way.
+  return { ...(await q.findLink(tx, actor.orgId, patientId, id))!, caregiver_email: checked.email };
 }
 
 /** DELETE /v1/patients/{id}/caregivers/{linkId}: by staff with patients.update_org, the patient, or the caregiver itself. */

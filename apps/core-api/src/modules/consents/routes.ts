@@ -1,5 +1,5 @@
 import { DataOf, Uuid } from '@clinic/http-kit';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { requirePermission, requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
@@ -38,6 +38,12 @@ const errorResponses = errorSchemas(400, 401, 403, 404, 409, 412, 429);
 const tags = ['consents'];
 
 /** Consent purposes, versions and the ledger (spec 2.8, 3.2, 4.6). */
+/** Publishing the clinic's privacy notice is organizations.manage_privacy_notice; its other purposes, consents.manage. */
+async function publishGate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { code } = request.params as { code?: string };
+  await requirePermission(code === 'org_privacy_notice' ? 'organizations.manage_privacy_notice' : 'consents.manage')(request, reply);
+}
+
 export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
   void rt;
   const r = routesOf(app, { tags, errors: errorResponses });
@@ -68,12 +74,13 @@ export function consentRoutes(app: FastifyInstance, rt: Runtime): void {
     '/v1/organizations/:id/consent-purposes/:code/versions',
     {
       config: { orgParam: 'id', idempotent: true },
-      onRequest: [requirePermission('consents.manage')],
+      onRequest: [publishGate],
       schema: {
         operationId: 'publishOrgConsentVersion',
         summary: "Publish the clinic's next version of an organization-scope purpose",
         description:
-          'Needs consents.manage. 409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. ' +
+          "Needs organizations.manage_privacy_notice for the clinic's privacy notice (org_privacy_notice), consents.manage for its other purposes. " +
+          '409 purpose_not_overridable for platform-scope purposes; 404 for an unknown code. ' +
           'The number continues from the highest platform or clinic version. Honours Idempotency-Key.',
         params: OrgPurposeParams,
         body: PublishVersionBody,

@@ -185,3 +185,9 @@ export function lastAdmin(what: string): AppError {
       'Give another member a role with that permission first, then retry.',
   );
 }
+
+/** Whether the user holds the superadmin platform role (migration 0120: readable whatever the caller's role). */
+export async function isSuperadminUser(tx: Queryable, userId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ yes: boolean }>('select app.is_superadmin($1) as yes', [userId]);
+  return rows[0]?.yes === true;
+}

@@ -17,6 +17,7 @@ import {
   findRoleByCode,
   insertInvitedUser,
   insertMembership,
+  isSuperadminUser,
   lastAdmin,
   listMembers as listMemberRows,
   lockAdminSet,
@@ -89,6 +90,12 @@ export async function addMember(tx: Queryable, actor: Actor, orgId: string, inpu
       );
   }
 
+  // Spec 5 rule 6: a superadmin reaches an organization through break-glass, never as its member.
+  if (await isSuperadminUser(tx, userId))
+    throw errors.conflict(
+      'superadmin_not_member',
+      `${email} is a platform superadmin, and superadmins hold no organization memberships (they reach an organization under break-glass). To make this person a member, revoke the role first: npm run cli -- superadmin revoke ${email}.`,
+    );
   if (await insertMembership(tx, orgId, userId, role.id)) {
     const member = (await findMember(tx, orgId, userId))!;
     await recordChange(

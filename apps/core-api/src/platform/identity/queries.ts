@@ -1,4 +1,5 @@
 import type { Queryable } from '@clinic/db';
+import type { MissingConsent } from './context.ts';
 
 export interface ContextRow {
   id: string;
@@ -43,11 +44,12 @@ m as (
 -- Where the caller is a patient: its own live records, and (spec 2.3) the patients it is an active
 -- caregiver of (migration 0066).
 p as (
-  select coalesce(array_agg(x.organization_id order by x.created_at), '{}') as org_ids from (
-    select pt.organization_id, min(pt.created_at) as created_at from (
-      select organization_id, created_at from patients where user_id = (select id from u) and deleted_at is null
+  select coalesce(array_agg(x.organization_id order by x.created_at), '{}') as org_ids,
+    coalesce(array_agg(x.organization_id order by x.created_at) filter (where x.own), '{}') as own_org_ids from (
+    select pt.organization_id, min(pt.created_at) as created_at, bool_or(pt.own) as own from (
+      select organization_id, created_at, true as own from patients where user_id = (select id from u) and deleted_at is null
       union all
-      select l.organization_id, l.created_at from caregiver_links l
+      select l.organization_id, l.created_at, false from caregiver_links l
         join patients cp on cp.organization_id = l.organization_id and cp.id = l.patient_id and cp.deleted_at is null
       where l.caregiver_user_id = (select id from u) and l.revoked_at is null
     ) pt group by pt.organization_id
@@ -64,15 +66,16 @@ chosen as (
 ),
 -- Re-consent gate (spec 4.6 rule 3), folded in here so that it costs no round trip. Required
 -- purposes: platform-scope ones for every human caller but superadmins; the organization's own when
--- an organization is in scope and the caller is a patient there (staff are bound by their employment
--- contract, not by the clinic's patient terms). Agents and service accounts are bound by their
--- organization's agreement. Only purposes with a published version count.
+-- an organization is in scope and the caller has its own patient record there (staff are bound by their
+-- employment contract, not by the clinic's patient terms; a caregiver acts under the patient's acceptance,
+-- checked when it names the patient). Agents and service accounts are bound by their organization's
+-- agreement. Only purposes with a published version count.
 req as (
   select cp.code as purpose_code, case when cp.scope = 'org' then c.org_id end as organization_id
   from consent_purposes cp cross join chosen c cross join u cross join p
   where $3::boolean and cp.required and u.kind = 'human'
     and not (select 'superadmin' = any(roles) from pr)
-    and (cp.scope = 'platform' or (c.org_id is not null and c.org_id = any(p.org_ids)))
+    and (cp.scope = 'platform' or (c.org_id is not null and c.org_id = any(p.own_org_ids)))
 ),
 -- The effective latest version: the clinic override's when the clinic has one, else the platform default's.
 latest as (
@@ -228,6 +231,33 @@ export async function findImpersonation(db: Queryable, tokenHash: string): Promi
 }
 
 /** Whether the user holds an active caregiver link to this live patient record of the organization. */
+/**
+ * The organization's required purposes (latest published version, the clinic's override first) that the
+ * patient of this record has not accepted: what a caregiver acting for it waits on.
+ */
+export async function patientMissingOrgConsents(db: Queryable, orgId: string, patientId: string): Promise<MissingConsent[]> {
+  const { rows } = await db.query<MissingConsent>(
+    `with l as (
+       select cp.code as purpose_code, coalesce(
+         (select max(v.version) from consent_purpose_versions v where v.purpose_code = cp.code and v.organization_id = $1),
+         (select max(v.version) from consent_purpose_versions v where v.purpose_code = cp.code and v.organization_id is null)
+       ) as version
+       from consent_purposes cp where cp.required and cp.scope = 'org'
+     )
+     select l.purpose_code, $1::uuid as organization_id, l.version from l
+     join patients p on p.organization_id = $1 and p.id = $2
+     where l.version is not null
+       and not exists (
+         select 1 from consent_ledger cl
+         where cl.patient_profile_id = p.user_id and cl.organization_id = $1 and cl.purpose_code = l.purpose_code
+           and cl.withdrawn_at is null and cl.purpose_version >= l.version)
+     order by l.purpose_code`,
+    [orgId, patientId],
+    { name: 'patient_missing_org_consents' },
+  );
+  return rows;
+}
+
 export async function isActiveCaregiver(db: Queryable, orgId: string, patientId: string, userId: string): Promise<boolean> {
   const { rows } = await db.query(
     `select 1 from caregiver_links l join patients p on p.organization_id = l.organization_id and p.id = l.patient_id
