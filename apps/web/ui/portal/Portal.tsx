@@ -1,0 +1,3 @@
+export function Portal(_: { ctx: unknown }) {
+  return null;
+}
