@@ -1,3 +1,403 @@
-export function Portal(_: { ctx: unknown }) {
-  return null;
+import type { ResponseOf } from '@clinic/client';
+import {
+  api,
+  errorCode,
+  formatDateTime,
+  formatLongDate,
+  formatTime,
+  idempotencyKey,
+  isApiError,
+  Notice,
+  type PageContext,
+  Spinner,
+  useI18n,
+} from '@clinic/ui';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useState } from 'react';
+
+type Appointment = ResponseOf<'listAppointments'>['data'][number];
+type Org = NonNullable<PageContext['organization']>;
+type Tab = 'appointments' | 'documents' | 'forms' | 'data';
+const TABS: Tab[] = ['appointments', 'documents', 'forms', 'data'];
+
+/** The zone appointments are shown in: the browser's (the patient is where the browser is). */
+const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+/** A 412 consent_required anywhere sends the patient to the consent screen (the API's re-consent gate). */
+function consentMissing(err: unknown): { purpose_code: string; organization_id: string | null; version: number }[] | null {
+  if (!isApiError(err) || err.status !== 412 || err.code !== 'consent_required') return null;
+  return ((err.body.error as unknown as { missing?: unknown[] }).missing ?? []) as never;
+}
+
+export function Portal({ ctx }: { ctx: PageContext }) {
+  const { t } = useI18n();
+  const [tab, setTab] = useState<Tab>('appointments');
+  const [actingFor, setActingFor] = useState<string>('');
+  if (!ctx.organization) return <Notice kind="error">{t('app.noClinic')}</Notice>;
+  if (!ctx.signedIn)
+    return (
+      <section className="card signed-out" aria-labelledby="portal-h">
+        <h1 id="portal-h">{t('portal.title')}</h1>
+        <p>{t('portal.signedOut')}</p>
+      </section>
+    );
+  // Caregivers send X-Patient-ID with every call made for the person they act for.
+  const headers = actingFor ? { 'x-patient-id': actingFor } : undefined;
+  return (
+    <ConsentGate org={ctx.organization}>
+      <div className="page-head portal-head">
+        <h1>{t('portal.title')}</h1>
+        <PersonSwitcher value={actingFor} onChange={setActingFor} />
+      </div>
+      <div className="tabs" role="tablist" aria-label={t('portal.tabs')}>
+        {TABS.map((k) => (
+          <button
+            key={k}
+            type="button"
+            role="tab"
+            id={`tab-${k}`}
+            aria-selected={tab === k}
+            aria-controls={`panel-${k}`}
+            tabIndex={tab === k ? 0 : -1}
+            className="tab"
+            onClick={() => setTab(k)}
+            onKeyDown={(e) => {
+              const i = TABS.indexOf(k);
+              const next =
+                e.key === 'ArrowRight'
+                  ? TABS[(i + 1) % TABS.length]
+                  : e.key === 'ArrowLeft'
+                    ? TABS[(i + TABS.length - 1) % TABS.length]
+                    : null;
+              if (next) {
+                setTab(next);
+                document.getElementById(`tab-${next}`)?.focus();
+              }
+            }}
+          >
+            {t(`portal.${k}`)}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="card">
+        {tab === 'appointments' && <Appointments headers={headers} />}
+        {tab === 'documents' && <Documents headers={headers} />}
+        {tab === 'forms' && <Forms headers={headers} />}
+        {tab === 'data' && <MyData />}
+      </div>
+    </ConsentGate>
+  );
+}
+
+function PersonSwitcher({ value, onChange }: { value: string; onChange: (id: string) => void }) {
+  const { t } = useI18n();
+  const caring = useQuery({ queryKey: ['caregiving'], queryFn: async () => (await api.listMyCaregiving()).data.data });
+  if (!caring.data?.length) return null;
+  return (
+    <div className="field person-switcher">
+      <label htmlFor="acting-for">{t('portal.actingFor')}</label>
+      <select id="acting-for" value={value} onChange={(e) => onChange(e.target.value)}>
+        <option value="">{t('portal.myself')}</option>
+        {caring.data.map((p) => (
+          <option key={p.id} value={p.patient_id}>
+            {p.first_name} {p.last_name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Asks GET /v1/me first: a 412 there means consents are missing, and nothing else is shown until they are given. */
+function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
+  const { t, lang } = useI18n();
+  const queryClient = useQueryClient();
+  const me = useQuery({ queryKey: ['me'], queryFn: async () => (await api.getMe()).data.data });
+  const missing = consentMissing(me.error);
+  const purposes = useQuery({
+    queryKey: ['consent-purposes'],
+    enabled: !!missing,
+    queryFn: async () => (await api.listConsentPurposes()).data.data,
+  });
+  const [checked, setChecked] = useState<Record<string, boolean>>({});
+  const grant = useMutation({
+    mutationFn: () =>
+      api.grantMyConsents({
+        body: {
+          grants: (missing ?? []).map((m) => ({
+            organization_id: m.organization_id,
+            purpose_code: m.purpose_code,
+            purpose_version: m.version,
+            source: 'signup_checkbox' as const,
+          })),
+        },
+      }),
+    onSuccess: () => queryClient.invalidateQueries(),
+  });
+  if (me.isPending) return <Spinner />;
+  if (missing)
+    return (
+      <section className="card consent-screen" aria-labelledby="consent-h">
+        <h1 id="consent-h">{t('consent.title')}</h1>
+        <p className="muted">{t('consent.lead')}</p>
+        {purposes.isPending ? (
+          <Spinner />
+        ) : (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              grant.mutate();
+            }}
+          >
+            {missing.map((m) => {
+              const p = purposes.data?.find((x) => x.code === m.purpose_code);
+              const texts = (p?.latest?.body_translations ?? {}) as Record<string, string>;
+              const id = `consent-${m.purpose_code}`;
+              return (
+                <div key={m.purpose_code} className="consent-item">
+                  <h2>{p?.name ?? m.purpose_code}</h2>
+                  <div className="consent-body" lang={texts[lang] ? lang : 'en'}>
+                    {texts[lang] ?? texts.en ?? p?.description}
+                  </div>
+                  <div className="checkbox">
+                    <input
+                      id={id}
+                      type="checkbox"
+                      checked={!!checked[m.purpose_code]}
+                      onChange={(e) => setChecked({ ...checked, [m.purpose_code]: e.target.checked })}
+                    />
+                    <label htmlFor={id}>
+                      {t('consent.accept')}: {p?.name ?? m.purpose_code}
+                    </label>
+                  </div>
+                </div>
+              );
+            })}
+            {grant.isError && <Notice kind="error">{t('app.error')}</Notice>}
+            <button type="submit" className="button" disabled={!missing.every((m) => checked[m.purpose_code]) || grant.isPending}>
+              {t('consent.continue')}
+            </button>
+          </form>
+        )}
+      </section>
+    );
+  if (me.isError) return <Notice kind="error">{t('app.error')}</Notice>;
+  void org;
+  return <>{children}</>;
+}
+
+const OPEN = new Set(['scheduled', 'confirmed']);
+
+function Appointments({ headers }: { headers: Record<string, string> | undefined }) {
+  const { t, lang } = useI18n();
+  const queryClient = useQueryClient();
+  const list = useQuery({
+    queryKey: ['appointments', headers],
+    queryFn: async () =>
+      (await api.listAppointments({ query: { limit: '100', sort: '-starts_at' }, ...(headers ? { headers } : {}) })).data.data,
+  });
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const cancel = useMutation({
+    mutationFn: (id: string) => api.updateAppointment({ params: { id }, body: { status: 'cancelled' }, ...(headers ? { headers } : {}) }),
+    onSuccess: () => {
+      setConfirming(null);
+      setDone(t('appt.cancelled'));
+      void queryClient.invalidateQueries({ queryKey: ['appointments'] });
+    },
+  });
+  if (list.isPending) return <Spinner />;
+  if (list.isError) return <Notice kind="error">{t('app.error')}</Notice>;
+  const now = new Date().toISOString();
+  const upcoming = list.data.filter((a) => a.starts_at >= now && OPEN.has(a.status)).reverse();
+  const past = list.data.filter((a) => !(a.starts_at >= now && OPEN.has(a.status)));
+  const item = (a: Appointment, open: boolean) => {
+    const until = new Date(Date.parse(a.starts_at) - a.cancellation_window_minutes * 60_000);
+    return (
+      <li key={a.id} className="list-item">
+        <div>
+          <p className="appt-when">
+            <strong>{formatLongDate(a.starts_at, zone, lang)}</strong>, {formatTime(a.starts_at, zone, lang)}
+          </p>
+          <span className={`badge ${open ? '' : 'badge-muted'}`}>{t(`appt.status.${a.status}` as 'appt.status.done')}</span>
+          {open && a.cancellation_window_minutes > 0 && (
+            <p className="muted small">{t('appt.canChangeUntil', { time: formatDateTime(until, zone, lang) })}</p>
+          )}
+        </div>
+        {open &&
+          (confirming === a.id ? (
+            <div className="button-row">
+              <span>{t('appt.cancelConfirm')}</span>
+              <button type="button" className="button button-danger" onClick={() => cancel.mutate(a.id)} disabled={cancel.isPending}>
+                {t('appt.cancelYes')}
+              </button>
+              <button type="button" className="button button-secondary" onClick={() => setConfirming(null)}>
+                {t('appt.keep')}
+              </button>
+            </div>
+          ) : (
+            <button type="button" className="button button-secondary" onClick={() => setConfirming(a.id)}>
+              {t('appt.cancel')}
+            </button>
+          ))}
+      </li>
+    );
+  };
+  return (
+    <div>
+      {done && <Notice kind="success">{done}</Notice>}
+      {cancel.isError && (
+        <Notice kind="error">{errorCode(cancel.error) === 'cancellation_window_passed' ? t('appt.windowPassed') : t('app.error')}</Notice>
+      )}
+      <h2>{t('appt.upcoming')}</h2>
+      {upcoming.length ? <ul className="list">{upcoming.map((a) => item(a, true))}</ul> : <p className="muted">{t('appt.none')}</p>}
+      <h2 className="spaced">{t('appt.past')}</h2>
+      {past.length ? <ul className="list">{past.map((a) => item(a, false))}</ul> : <p className="muted">{t('appt.none')}</p>}
+    </div>
+  );
+}
+
+function Documents({ headers }: { headers: Record<string, string> | undefined }) {
+  const { t, lang } = useI18n();
+  const h = headers ? { headers } : {};
+  const docs = useQuery({
+    queryKey: ['documents', headers],
+    queryFn: async () => {
+      const appts = (await api.listAppointments({ query: { limit: '50', sort: '-starts_at' }, ...h })).data.data;
+      const lists = await Promise.all(
+        appts.map(async (a) =>
+          ((await api.listAppointmentDocuments({ params: { id: a.id }, ...h })).data.data as { id: string; title?: string }[]).map((d) => ({
+            ...d,
+            at: a.starts_at,
+          })),
+        ),
+      );
+      return lists.flat();
+    },
+  });
+  const download = useMutation({
+    mutationFn: async (id: string) => (await api.getAppointmentDocumentDownload({ params: { id }, ...h })).data.data.url,
+    onSuccess: (url) => window.location.assign(url),
+  });
+  if (docs.isPending) return <Spinner />;
+  if (docs.isError) return <Notice kind="error">{t('app.error')}</Notice>;
+  if (!docs.data.length) return <p className="muted">{t('docs.none')}</p>;
+  return (
+    <ul className="list">
+      {docs.data.map((d) => (
+        <li key={d.id} className="list-item">
+          <div>
+            <strong>{d.title ?? t('portal.documents')}</strong>
+            <p className="muted small">{t('docs.from', { date: formatLongDate(d.at, zone, lang) })}</p>
+          </div>
+          <button type="button" className="button button-secondary" onClick={() => download.mutate(d.id)}>
+            {t('docs.download')}
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Forms({ headers }: { headers: Record<string, string> | undefined }) {
+  const { t } = useI18n();
+  const forms = useQuery({
+    queryKey: ['forms', headers],
+    queryFn: async () =>
+      (await api.listForms({ query: { limit: '100' }, ...(headers ? { headers } : {}) })).data.data as {
+        id: string;
+        title: string;
+        status: string;
+      }[],
+  });
+  if (forms.isPending) return <Spinner />;
+  if (forms.isError) return <Notice kind="error">{t('app.error')}</Notice>;
+  if (!forms.data.length) return <p className="muted">{t('forms.none')}</p>;
+  return (
+    <ul className="list">
+      {forms.data.map((f) => (
+        <li key={f.id} className="list-item">
+          <strong>{f.title}</strong>
+          <span className="badge">{t(`forms.status.${f.status}` as 'forms.status.draft')}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function MyData() {
+  const { t } = useI18n();
+  const [exportId, setExportId] = useState<string | null>(null);
+  const [confirm, setConfirm] = useState('');
+  const [asking, setAsking] = useState(false);
+  const start = useMutation({
+    mutationFn: async () => (await api.exportData({ body: {}, idempotencyKey: idempotencyKey() })).data.data as { id: string },
+    onSuccess: (job) => setExportId(job.id),
+  });
+  const job = useQuery({
+    queryKey: ['export', exportId],
+    enabled: !!exportId,
+    queryFn: async () => (await api.getExport({ params: { id: exportId! } })).data.data,
+    refetchInterval: (q) => (q.state.data?.status === 'done' || q.state.data?.status === 'failed' ? false : 1500),
+  });
+  const download = useMutation({
+    mutationFn: async () => (await api.downloadExport({ params: { id: exportId! } })).data as unknown as { data: { url: string } },
+    onSuccess: (r) => window.location.assign(r.data.url),
+  });
+  const erase = useMutation({ mutationFn: () => api.eraseData({ body: {} }) });
+  return (
+    <div className="stack">
+      <section aria-labelledby="export-h">
+        <h2 id="export-h">{t('data.exportTitle')}</h2>
+        <p className="muted">{t('data.exportLead')}</p>
+        {!exportId && (
+          <button type="button" className="button" onClick={() => start.mutate()} disabled={start.isPending}>
+            {t('data.export')}
+          </button>
+        )}
+        {job.data && job.data.status !== 'done' && <Spinner label={t('data.exportPreparing', { percent: job.data.progress })} />}
+        {job.data?.status === 'done' && (
+          <>
+            <Notice kind="success">{t('data.exportReady')}</Notice>
+            <button type="button" className="button" onClick={() => download.mutate()}>
+              {t('data.exportDownload')}
+            </button>
+          </>
+        )}
+        {(start.isError || job.data?.status === 'failed') && <Notice kind="error">{t('app.error')}</Notice>}
+      </section>
+      <section aria-labelledby="erase-h" className="danger-zone">
+        <h2 id="erase-h">{t('data.eraseTitle')}</h2>
+        <p className="muted">{t('data.eraseLead')}</p>
+        {erase.isSuccess ? (
+          <Notice kind="success">{t('data.erased')}</Notice>
+        ) : !asking ? (
+          <button type="button" className="button button-danger" onClick={() => setAsking(true)}>
+            {t('data.erase')}
+          </button>
+        ) : (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (confirm === 'DELETE') erase.mutate();
+            }}
+          >
+            <div className="field">
+              <label htmlFor="erase-confirm">{t('data.eraseConfirm')}</label>
+              <input id="erase-confirm" value={confirm} onChange={(e) => setConfirm(e.target.value)} autoComplete="off" />
+            </div>
+            <div className="button-row">
+              <button type="submit" className="button button-danger" disabled={confirm !== 'DELETE' || erase.isPending}>
+                {t('data.eraseYes')}
+              </button>
+              <button type="button" className="button button-secondary" onClick={() => setAsking(false)}>
+                {t('appt.keep')}
+              </button>
+            </div>
+            {erase.isError && <Notice kind="error">{t('app.error')}</Notice>}
+          </form>
+        )}
+      </section>
+    </div>
+  );
 }
