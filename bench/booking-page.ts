@@ -34,11 +34,16 @@ if (url && existsSync('/usr/bin/chromium')) {
     const page = await context.newPage();
     const t0 = performance.now();
     await page.goto(url);
-    await page.getByRole('button', { name: /^\d{1,2}:\d{2}/ }).first().waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('button', { name: /^\d{1,2}:\d{2}/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
     times.push(performance.now() - t0);
     await context.close();
   }
   await browser.close();
   times.sort((a, b) => a - b);
-  console.log(`time to first slot shown (fresh context, ${times.length} loads): median ${times[2]!.toFixed(0)} ms, min ${times[0]!.toFixed(0)}, max ${times[4]!.toFixed(0)}`);
+  console.log(
+    `time to first slot shown (fresh context, ${times.length} loads): median ${times[2]!.toFixed(0)} ms, min ${times[0]!.toFixed(0)}, max ${times[4]!.toFixed(0)}`,
+  );
 }
