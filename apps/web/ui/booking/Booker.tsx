@@ -454,6 +454,7 @@ function Confirmation({
   useEffect(() => heading.current?.focus(), []);
   const summary = service ? t('book.doneWith', { service: service.name, specialist }) : specialist;
   const where = location ? [location.name, location.address_line1, location.city].filter(Boolean).join(', ') : undefined;
+  // A data: URL rather than a blob: one, which would need revoking (and React's development double effects revoke it early).
   const href = useMemo(() => {
     const ics = icsEvent({
       uid: `${a.id}@${location?.name ? location.name.replace(/\s+/g, '-').toLowerCase() : 'clinic'}`,
@@ -462,9 +463,8 @@ function Confirmation({
       summary,
       ...(where ? { location: where } : {}),
     });
-    return URL.createObjectURL(new Blob([ics], { type: 'text/calendar' }));
+    return `data:text/calendar;charset=utf-8,${encodeURIComponent(ics)}`;
   }, [a, summary, where, location]);
-  useEffect(() => () => URL.revokeObjectURL(href), [href]);
   return (
     <section className="card confirmation" aria-labelledby="done-h">
       <div className="check" aria-hidden="true">

@@ -72,12 +72,15 @@ export function HoldPanel({
     return () => es.close();
   }, [hold.id, hold.secret, onState]);
 
-  useEffect(() => first.current?.focus(), []);
-
   const form = useQuery({
     queryKey: ['booking-form', org.id, hold.service_id],
     queryFn: async () => (await api.getPublicBookingForm({ query: { organization: org.id, service_id: hold.service_id } })).data.data,
   });
+
+  // The first field takes focus once the form is there, so a keyboard user carries on typing.
+  useEffect(() => {
+    if (!form.isPending) first.current?.focus();
+  }, [form.isPending]);
 
   const book = useMutation({
     mutationFn: async () =>
