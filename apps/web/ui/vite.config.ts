@@ -8,27 +8,31 @@ import { defineConfig, type Plugin } from 'vite';
  *
  * Development (`npm run dev -w @clinic/web`): this server forwards /v1 and /telemetry to a running
  * platform (DEV_API_URL, default http://127.0.0.1:3000) adding X-Organization-ID (DEV_ORG_ID) as the
- * proxy would, and injects a page context for that clinic (DEV_ORG_SLUG, DEV_ORG_NAME).
+ * proxy would, and injects a page context for that clinic (DEV_ORG_SLUG, DEV_ORG_NAME). With DEV_TOKEN (a bearer
+ * token, e.g. from `npm run -s token -- <email>`) it also adds Authorization and the page is signed in as
+ * DEV_EMAIL: the portal's screens without the proxy's sign-in. Development only: the build has none of it.
  */
 const root = import.meta.dirname;
 
 function devPageContext(): Plugin {
+  // Read once, when the config loads: a test may start several servers with different settings.
+  const env = { ...process.env };
   return {
     name: 'clinic-dev-page-context',
     apply: 'serve',
     transformIndexHtml(html) {
       const ctx = {
-        organization: process.env.DEV_ORG_ID
+        organization: env.DEV_ORG_ID
           ? {
-              id: process.env.DEV_ORG_ID,
-              slug: process.env.DEV_ORG_SLUG ?? 'demo',
-              name: process.env.DEV_ORG_NAME ?? 'Demo Clinic',
+              id: env.DEV_ORG_ID,
+              slug: env.DEV_ORG_SLUG ?? 'demo',
+              name: env.DEV_ORG_NAME ?? 'Demo Clinic',
               language_code: 'en',
             }
           : null,
-        language: process.env.DEV_LANGUAGE ?? 'en',
-        signedIn: false,
-        user: null,
+        language: env.DEV_LANGUAGE ?? 'en',
+        signedIn: !!env.DEV_TOKEN,
+        user: env.DEV_TOKEN ? { email: env.DEV_EMAIL ?? 'patient@example.com' } : null,
         platformDomain: 'localhost',
       };
       const json = JSON.stringify(ctx).replace(/</g, '\\u003c');
@@ -38,7 +42,10 @@ function devPageContext(): Plugin {
 }
 
 const api = process.env.DEV_API_URL ?? 'http://127.0.0.1:3000';
-const orgHeader = process.env.DEV_ORG_ID ? { 'x-organization-id': process.env.DEV_ORG_ID } : undefined;
+const devHeaders: Record<string, string> = {
+  ...(process.env.DEV_ORG_ID ? { 'x-organization-id': process.env.DEV_ORG_ID } : {}),
+  ...(process.env.DEV_TOKEN ? { authorization: `Bearer ${process.env.DEV_TOKEN}` } : {}),
+};
 
 export default defineConfig({
   root,
@@ -56,7 +63,7 @@ export default defineConfig({
   },
   server: {
     proxy: {
-      '/v1': { target: api, changeOrigin: true, ...(orgHeader ? { headers: orgHeader } : {}) },
+      '/v1': { target: api, changeOrigin: true, headers: devHeaders },
       '/telemetry': {
         target: process.env.DEV_TELEMETRY_URL ?? 'http://127.0.0.1:3001',
         changeOrigin: true,

@@ -17,6 +17,10 @@ export interface DevClinic {
   serviceId: string;
   specialistId: string;
   locationId: string;
+  /** A superadmin's bearer token (development issuer), to act as the clinic's staff in tests. */
+  adminToken: string;
+  /** Signs a development token for any email. */
+  token(email: string): Promise<string>;
 }
 
 export async function createDevClinic(apiUrl: string, opts: { slug: string; name?: string; env?: NodeJS.ProcessEnv }): Promise<DevClinic> {
@@ -84,13 +88,22 @@ export async function createDevClinic(apiUrl: string, opts: { slug: string; name
       } as never,
     })
   ).data.data;
-  return { id: org.id, slug: org.slug, name: org.name, serviceId: service.id, specialistId: specialist.id, locationId: location.id };
+  return {
+    id: org.id,
+    slug: org.slug,
+    name: org.name,
+    serviceId: service.id,
+    specialistId: specialist.id,
+    locationId: location.id,
+    adminToken,
+    token: (email) => issuer.sign(email),
+  };
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const [apiUrl = 'http://127.0.0.1:3000', slug = 'dev'] = process.argv.slice(2);
   createDevClinic(apiUrl, { slug }).then(
-    (c) => console.log(JSON.stringify(c)),
+    (c) => console.log(JSON.stringify({ ...c, token: undefined })),
     (e: unknown) => {
       console.error(e);
       process.exit(1);

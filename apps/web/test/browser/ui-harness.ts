@@ -42,6 +42,8 @@ export interface UiStack {
   bookingUrl: string;
   portalUrl: string;
   screenshot(page: Page, name: string): Promise<void>;
+  /** Another Vite server signed in with this bearer token (as the proxy would be after sign-in); its portal URL. */
+  signedInPortal(token: string, email: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -79,14 +81,24 @@ export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise
     DEV_ORG_NAME: clinic.name,
   });
   const { createServer } = await import('vite');
-  const vitePort = await freePort();
-  const vite = await createServer({
-    configFile: join(ROOT, 'apps/web/ui/vite.config.ts'),
-    server: { port: vitePort, strictPort: true, host: '127.0.0.1' },
-    logLevel: 'warn',
-  });
-  await vite.listen();
-  const base = `http://127.0.0.1:${vitePort}`;
+  const servers: { close(): Promise<void> }[] = [];
+  const startVite = async (extra: Record<string, string | undefined>) => {
+    const saved = { DEV_TOKEN: process.env.DEV_TOKEN, DEV_EMAIL: process.env.DEV_EMAIL };
+    Object.assign(process.env, extra);
+    const port = await freePort();
+    const server = await createServer({
+      configFile: join(ROOT, 'apps/web/ui/vite.config.ts'),
+      server: { port, strictPort: true, host: '127.0.0.1' },
+      logLevel: 'warn',
+    });
+    await server.listen();
+    for (const [k, v] of Object.entries(saved))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    servers.push(server);
+    return `http://127.0.0.1:${port}`;
+  };
+  const base = await startVite({});
 
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -100,9 +112,12 @@ export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise
     async screenshot(page, name) {
       await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
     },
+    async signedInPortal(token, email) {
+      return `${await startVite({ DEV_TOKEN: token, DEV_EMAIL: email })}/portal/`;
+    },
     async close() {
       await browser.close().catch(() => undefined);
-      await vite.close().catch(() => undefined);
+      for (const v of servers) await v.close().catch(() => undefined);
       await stopChild(platform);
       await rm(dataDir, { recursive: true, force: true });
     },
@@ -111,7 +126,7 @@ export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise
 
 /** Serious or critical axe violations of the page as it is now (rule id: the first target), for an assertion. */
 export async function seriousViolations(page: Page): Promise<string[]> {
-  const { default: AxeBuilder } = await import('@axe-core/playwright');
+  const { AxeBuilder } = await import('@axe-core/playwright');
   const result = await new AxeBuilder({ page }).analyze();
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

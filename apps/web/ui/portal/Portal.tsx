@@ -14,6 +14,7 @@ import {
 } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
+import { clearMissingConsents, useMissingConsents } from './consent-store.ts';
 
 type Appointment = ResponseOf<'listAppointments'>['data'][number];
 type Org = NonNullable<PageContext['organization']>;
@@ -22,12 +23,6 @@ const TABS: Tab[] = ['appointments', 'documents', 'forms', 'data'];
 
 /** The zone appointments are shown in: the browser's (the patient is where the browser is). */
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-
-/** A 412 consent_required anywhere sends the patient to the consent screen (the API's re-consent gate). */
-function consentMissing(err: unknown): { purpose_code: string; organization_id: string | null; version: number }[] | null {
-  if (!isApiError(err) || err.status !== 412 || err.code !== 'consent_required') return null;
-  return ((err.body.error as unknown as { missing?: unknown[] }).missing ?? []) as never;
-}
 
 export function Portal({ ctx }: { ctx: PageContext }) {
   const { t } = useI18n();
@@ -108,12 +103,12 @@ function PersonSwitcher({ value, onChange }: { value: string; onChange: (id: str
   );
 }
 
-/** Asks GET /v1/me first: a 412 there means consents are missing, and nothing else is shown until they are given. */
+/** While any call has answered 412 consent_required, the consent screen replaces the portal until they are given. */
 function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
   const { t, lang } = useI18n();
   const queryClient = useQueryClient();
   const me = useQuery({ queryKey: ['me'], queryFn: async () => (await api.getMe()).data.data });
-  const missing = consentMissing(me.error);
+  const missing = useMissingConsents();
   const purposes = useQuery({
     queryKey: ['consent-purposes'],
     enabled: !!missing,
@@ -132,7 +127,10 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
           })),
         },
       }),
-    onSuccess: () => queryClient.invalidateQueries(),
+    onSuccess: () => {
+      clearMissingConsents();
+      void queryClient.invalidateQueries();
+    },
   });
   if (me.isPending) return <Spinner />;
   if (missing)
