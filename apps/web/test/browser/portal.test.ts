@@ -15,6 +15,7 @@ const skip = skipBrowser();
 describe('patient portal (browser)', { skip, concurrency: false }, () => {
   let s: UiStack;
   let signedIn: string;
+  let bookFor: () => Promise<void>;
   before(async () => {
     s = await startUiStack();
     const staff = createClient({ baseUrl: s.apiUrl, token: s.clinic.adminToken, organizationId: s.clinic.id });
@@ -26,9 +27,13 @@ describe('patient portal (browser)', { skip, concurrency: false }, () => {
         query: { organization: s.clinic.id, service_id: s.clinic.serviceId, from, to: from, time_zone: 'UTC' },
       })
     ).data.data.slots;
-    await staff.createAppointment({
-      body: { service_id: s.clinic.serviceId, specialist_id: s.clinic.specialistId, start: slots[0]!.start, patient_id: patient.id },
-    });
+    let next = 0;
+    bookFor = async () => {
+      await staff.createAppointment({
+        body: { service_id: s.clinic.serviceId, specialist_id: s.clinic.specialistId, start: slots[next++]!.start, patient_id: patient.id },
+      });
+    };
+    await bookFor();
     signedIn = await s.signedInPortal(await s.clinic.token(email), email);
   });
   after(() => s?.close());
@@ -92,7 +97,7 @@ describe('patient portal (browser)', { skip, concurrency: false }, () => {
       assert.deepEqual(await seriousViolations(page), [], 'appointments, ro');
     });
 
-    await cancel.click();
+    await page.getByRole('button', { name: 'Cancel appointment' }).click();
     await page.getByRole('button', { name: 'Yes, cancel it' }).click();
     await page.getByText('The appointment was cancelled.').waitFor();
     await page.getByText('Cancelled', { exact: true }).waitFor();
@@ -114,5 +119,21 @@ describe('patient portal (browser)', { skip, concurrency: false }, () => {
     await page.getByRole('tab', { name: 'Appointments' }).click();
     await page.getByRole('heading', { name: 'Past' }).waitFor();
     await s.screenshot(page, 'portal-appointments-phone');
+  });
+
+  it('signed in: the patient moves a visit the clinic booked to another time', {
+    todo: "the API answers a patient's move of a staff-booked visit with 500 (the new row keeps source 'staff', which appointments_insert refuses a patient)",
+  }, async () => {
+    await bookFor();
+    const page = await open(signedIn);
+    await page.getByRole('heading', { name: 'Upcoming' }).waitFor();
+    // Moved to another time: the old one is shown as moved, the new one can be cancelled.
+    await page.getByRole('button', { name: 'Reschedule' }).click();
+    const times = page.getByRole('group', { name: 'Choose a new time' }).getByRole('button');
+    await times.first().waitFor();
+    await s.screenshot(page, 'portal-reschedule-desktop');
+    await times.nth(3).click();
+    await page.getByText('The appointment was moved.').waitFor();
+    await page.getByText('Moved', { exact: true }).waitFor();
   });
 });

@@ -75,7 +75,7 @@ export function Portal({ ctx }: { ctx: PageContext }) {
         ))}
       </div>
       <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`} className="card">
-        {tab === 'appointments' && <Appointments headers={headers} />}
+        {tab === 'appointments' && <Appointments org={ctx.organization} headers={headers} />}
         {tab === 'documents' && <Documents headers={headers} />}
         {tab === 'forms' && <Forms headers={headers} />}
         {tab === 'data' && <MyData />}
@@ -186,9 +186,32 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
 
 const OPEN = new Set(['scheduled', 'confirmed']);
 
-function Appointments({ headers }: { headers: Record<string, string> | undefined }) {
+/** Names of the clinic's services, specialists and locations, from its public directory. */
+function useDirectory(org: Org) {
+  const services = useQuery({
+    queryKey: ['public-services', org.id],
+    queryFn: async () => (await api.listPublicServices({ query: { organization: org.id, limit: '500' } })).data.data,
+  });
+  const specialists = useQuery({
+    queryKey: ['public-specialists', org.id],
+    queryFn: async () => (await api.listPublicSpecialists({ query: { organization: org.id, limit: '500' } })).data.data,
+  });
+  const locations = useQuery({
+    queryKey: ['public-locations', org.id],
+    queryFn: async () => (await api.listPublicLocations({ query: { organization: org.id, limit: '500' } })).data.data,
+  });
+  return {
+    service: (id: string) => services.data?.find((x) => x.id === id)?.name ?? '',
+    specialist: (id: string | null) => specialists.data?.find((x) => x.id === id)?.display_name ?? '',
+    location: (id: string | null) => locations.data?.find((x) => x.id === id)?.name ?? '',
+  };
+}
+
+function Appointments({ org, headers }: { org: Org; headers: Record<string, string> | undefined }) {
   const { t, lang } = useI18n();
   const queryClient = useQueryClient();
+  const dir = useDirectory(org);
+  const [moving, setMoving] = useState<string | null>(null);
   const list = useQuery({
     queryKey: ['appointments', headers],
     queryFn: async () =>
@@ -214,8 +237,13 @@ function Appointments({ headers }: { headers: Record<string, string> | undefined
     return (
       <li key={a.id} className="list-item">
         <div>
+          <p className="appt-service">{dir.service(a.service_id)}</p>
           <p className="appt-when">
-            <strong>{formatLongDate(a.starts_at, zone, lang)}</strong>, {formatTime(a.starts_at, zone, lang)}
+            <strong>{formatLongDate(a.starts_at, zone, lang)}</strong>, {formatTime(a.starts_at, zone, lang)} –{' '}
+            {formatTime(a.ends_at, zone, lang)}
+          </p>
+          <p className="muted small appt-who">
+            {[dir.specialist(a.specialist_id), dir.location(a.location_id)].filter(Boolean).join(' · ')}
           </p>
           <span className={`badge ${open ? '' : 'badge-muted'}`}>{t(`appt.status.${a.status}` as 'appt.status.done')}</span>
           {open && a.cancellation_window_minutes > 0 && (
@@ -234,10 +262,32 @@ function Appointments({ headers }: { headers: Record<string, string> | undefined
               </button>
             </div>
           ) : (
-            <button type="button" className="button button-secondary" onClick={() => setConfirming(a.id)}>
-              {t('appt.cancel')}
-            </button>
+            <div className="button-row">
+              <button
+                type="button"
+                className="button button-secondary"
+                onClick={() => setMoving(moving === a.id ? null : a.id)}
+                aria-expanded={moving === a.id}
+              >
+                {t('appt.reschedule')}
+              </button>
+              <button type="button" className="button button-secondary" onClick={() => setConfirming(a.id)}>
+                {t('appt.cancel')}
+              </button>
+            </div>
           ))}
+        {open && moving === a.id && (
+          <Reschedule
+            org={org}
+            appointment={a}
+            headers={headers}
+            onDone={() => {
+              setMoving(null);
+              setDone(t('appt.rescheduled'));
+              void queryClient.invalidateQueries({ queryKey: ['appointments'] });
+            }}
+          />
+        )}
       </li>
     );
   };
@@ -397,5 +447,78 @@ function MyData() {
         )}
       </section>
     </div>
+  );
+}
+
+/** Moves an appointment: free times of the same service and specialist over the next two weeks, then PATCH start. */
+function Reschedule({
+  org,
+  appointment,
+  headers,
+  onDone,
+}: {
+  org: Org;
+  appointment: Appointment;
+  headers: Record<string, string> | undefined;
+  onDone: () => void;
+}) {
+  const { t, lang } = useI18n();
+  const from = new Date().toISOString().slice(0, 10);
+  const to = new Date(Date.now() + 13 * 86_400_000).toISOString().slice(0, 10);
+  const slots = useQuery({
+    queryKey: ['reschedule-slots', appointment.id],
+    queryFn: async () =>
+      (
+        await api.getPublicAvailability({
+          query: {
+            organization: org.id,
+            service_id: appointment.service_id,
+            from,
+            to,
+            time_zone: zone,
+            ...(appointment.specialist_id ? { specialist_id: appointment.specialist_id } : {}),
+          },
+        })
+      ).data.data.slots.slice(0, 24),
+  });
+  const move = useMutation({
+    mutationFn: (start: string) =>
+      api.updateAppointment({ params: { id: appointment.id }, body: { start }, ...(headers ? { headers } : {}) }),
+    onSuccess: onDone,
+  });
+  return (
+    <fieldset className="plain reschedule">
+      <legend className="reschedule-title">{t('appt.rescheduleTitle')}</legend>
+      {slots.isPending ? (
+        <Spinner />
+      ) : slots.isError ? (
+        <Notice kind="error">{t('app.error')}</Notice>
+      ) : slots.data.length === 0 ? (
+        <p className="muted">{t('book.noSlots', { n: 14 })}</p>
+      ) : (
+        <div className="slot-list">
+          {slots.data.map((s) => (
+            <button
+              key={s.start}
+              type="button"
+              className="button button-secondary"
+              disabled={move.isPending}
+              onClick={() => move.mutate(s.start)}
+            >
+              {formatDateTime(s.start, zone, lang)}
+            </button>
+          ))}
+        </div>
+      )}
+      {move.isError && (
+        <Notice kind="error">
+          {errorCode(move.error) === 'cancellation_window_passed'
+            ? t('appt.windowPassed')
+            : errorCode(move.error) === 'slot_unavailable'
+              ? t('appt.slotTaken')
+              : t('app.error')}
+        </Notice>
+      )}
+    </fieldset>
   );
 }
