@@ -52,8 +52,12 @@ ${body}
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Submits the provider's sign-out confirmation by itself (a file, not inline: pages here carry no inline script). */
-const LOGOUT_SCRIPT = "document.getElementById('op.logoutForm').submit();\n";
+/**
+ * Confirms the provider's sign-out by itself (a file, not inline: pages here carry no inline script). It
+ * clicks the button so `logout=yes` is sent: without it the provider ends only the client's grant and
+ * keeps its own session, and the next sign-in would skip the Email page.
+ */
+const LOGOUT_SCRIPT = 'document.querySelector(\'button[name="logout"]\').click();\n';
 
 function signInPage(uid: string, problem: string | null): string {
   return html(
