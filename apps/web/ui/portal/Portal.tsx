@@ -14,7 +14,7 @@ import {
 } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type ReactNode, useState } from 'react';
-import { clearMissingConsents, useMissingConsents } from './consent-store.ts';
+import { clearMissingConsents, type MissingConsent, useMissingConsents } from './consent-store.ts';
 
 type Appointment = ResponseOf<'listAppointments'>['data'][number];
 type Org = NonNullable<PageContext['organization']>;
@@ -108,31 +108,43 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
   const { t, lang } = useI18n();
   const queryClient = useQueryClient();
   const me = useQuery({ queryKey: ['me'], queryFn: async () => (await api.getMe()).data.data });
-  const missing = useMissingConsents();
+  // Someone who signs in on a clinic where they are not yet a patient joins it by accepting its consents
+  // (POST /v1/portal/onboard); a patient whose consents are missing or outdated meets the API's 412.
+  const clinics = useQuery({ queryKey: ['my-clinics'], queryFn: async () => (await api.listMyClinics()).data.data });
+  const here = clinics.data?.find((c) => c.id === org.id);
+  const joining = !!clinics.data && !here?.is_patient && !here?.is_staff;
+  const gateMissing = useMissingConsents();
   const purposes = useQuery({
     queryKey: ['consent-purposes'],
-    enabled: !!missing,
+    enabled: !!gateMissing || joining,
     queryFn: async () => (await api.listConsentPurposes()).data.data,
   });
+  const missing: MissingConsent[] | null =
+    gateMissing ??
+    (joining && purposes.data
+      ? purposes.data
+          .filter((p) => p.required && p.scope === 'org' && p.latest)
+          .map((p) => ({ purpose_code: p.code, organization_id: org.id, version: p.latest!.version }))
+      : null);
   const [checked, setChecked] = useState<Record<string, boolean>>({});
   const grant = useMutation({
-    mutationFn: () =>
-      api.grantMyConsents({
-        body: {
-          grants: (missing ?? []).map((m) => ({
-            organization_id: m.organization_id,
-            purpose_code: m.purpose_code,
-            purpose_version: m.version,
-            source: 'signup_checkbox' as const,
-          })),
-        },
-      }),
+    mutationFn: async () => {
+      const grants = (missing ?? []).map((m) => ({
+        organization_id: m.organization_id,
+        purpose_code: m.purpose_code,
+        purpose_version: m.version,
+        source: 'signup_checkbox' as const,
+      }));
+      if (joining && !gateMissing)
+        await api.onboardPatient({ body: { organization_id: org.id, grants }, idempotencyKey: idempotencyKey() });
+      else await api.grantMyConsents({ body: { grants } });
+    },
     onSuccess: () => {
       clearMissingConsents();
       void queryClient.invalidateQueries();
     },
   });
-  if (me.isPending) return <Spinner />;
+  if (me.isPending || clinics.isPending || (joining && purposes.isPending)) return <Spinner />;
   if (missing)
     return (
       <section className="card consent-screen" aria-labelledby="consent-h">
@@ -180,7 +192,6 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
       </section>
     );
   if (me.isError) return <Notice kind="error">{t('app.error')}</Notice>;
-  void org;
   return <>{children}</>;
 }
 
