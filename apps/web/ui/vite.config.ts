@@ -47,28 +47,33 @@ const devHeaders: Record<string, string> = {
   ...(process.env.DEV_TOKEN ? { authorization: `Bearer ${process.env.DEV_TOKEN}` } : {}),
 };
 
-export default defineConfig({
-  root,
-  base: '/',
-  plugins: [react(), devPageContext()],
-  build: {
-    outDir: resolve(root, '../dist'),
-    emptyOutDir: true,
-    modulePreload: { polyfill: false },
-    // Data URIs for small assets are allowed by img-src, but fonts and scripts must be files.
-    assetsInlineLimit: 0,
-    rollupOptions: {
-      input: { booking: resolve(root, 'booking/index.html'), portal: resolve(root, 'portal/index.html') },
-    },
-  },
-  server: {
-    proxy: {
-      '/v1': { target: api, changeOrigin: true, headers: devHeaders },
-      '/telemetry': {
-        target: process.env.DEV_TELEMETRY_URL ?? 'http://127.0.0.1:3001',
-        changeOrigin: true,
-        rewrite: (p) => p.replace(/^\/telemetry/, ''),
+export default defineConfig(({ command }) => {
+  // The build is production's whatever NODE_ENV the caller runs in (`npm start` builds under development):
+  // React's development build would double the first load. Vite reads NODE_ENV after loading this file.
+  if (command === 'build') process.env.NODE_ENV = 'production';
+  return {
+    root,
+    base: '/',
+    plugins: [react(), devPageContext()],
+    build: {
+      outDir: resolve(root, '../dist'),
+      emptyOutDir: true,
+      modulePreload: { polyfill: false },
+      // Data URIs for small assets are allowed by img-src, but fonts and scripts must be files.
+      assetsInlineLimit: 0,
+      rollupOptions: {
+        input: { booking: resolve(root, 'booking/index.html'), portal: resolve(root, 'portal/index.html') },
       },
     },
-  },
+    server: {
+      proxy: {
+        '/v1': { target: api, changeOrigin: true, headers: devHeaders },
+        '/telemetry': {
+          target: process.env.DEV_TELEMETRY_URL ?? 'http://127.0.0.1:3001',
+          changeOrigin: true,
+          rewrite: (p) => p.replace(/^\/telemetry/, ''),
+        },
+      },
+    },
+  };
 });
