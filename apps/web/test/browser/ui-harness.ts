@@ -49,7 +49,7 @@ export interface UiStack {
 
 export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise<UiStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clinic-ui-test-'));
-  const ports = { ...(await servicePorts()), WEB_PORT: String(await freePort()) };
+  const ports = { ...(await servicePorts()), WEB_PORT: String(await freePort()), DEV_OIDC_PORT: String(await freePort()) };
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',

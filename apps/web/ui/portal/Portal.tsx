@@ -6,20 +6,22 @@ import {
   formatLongDate,
   formatTime,
   idempotencyKey,
-  isApiError,
   Notice,
   type PageContext,
   Spinner,
   useI18n,
 } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type ReactNode, useState } from 'react';
+import { lazy, type ReactNode, Suspense, useState } from 'react';
 import { clearMissingConsents, type MissingConsent, useMissingConsents } from './consent-store.ts';
 
 type Appointment = ResponseOf<'listAppointments'>['data'][number];
 type Org = NonNullable<PageContext['organization']>;
-type Tab = 'appointments' | 'documents' | 'forms' | 'data';
-const TABS: Tab[] = ['appointments', 'documents', 'forms', 'data'];
+type Tab = 'appointments' | 'documents' | 'forms' | 'session' | 'progress' | 'data';
+const TABS: Tab[] = ['appointments', 'documents', 'forms', 'session', 'progress', 'data'];
+// The video player (hls.js) and the chart load only when their tab is opened.
+const Session = lazy(() => import('./Session.tsx'));
+const Progress = lazy(() => import('./Progress.tsx'));
 
 /** The zone appointments are shown in: the browser's (the patient is where the browser is). */
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -79,6 +81,10 @@ export function Portal({ ctx }: { ctx: PageContext }) {
         {tab === 'documents' && <Documents headers={headers} />}
         {tab === 'forms' && <Forms headers={headers} />}
         {tab === 'data' && <MyData />}
+        <Suspense fallback={<Spinner />}>
+          {tab === 'session' && <Session headers={headers} />}
+          {tab === 'progress' && <Progress headers={headers} />}
+        </Suspense>
       </div>
     </ConsentGate>
   );
