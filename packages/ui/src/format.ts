@@ -81,6 +81,18 @@ export function formatDateTime(instant: string | Date, zone: string, lang: Lang)
   }).format(new Date(instant));
 }
 
+/** "Mon 30 Nov, 10:30" in a zone: a nearby time named compactly. */
+export function formatShortDateTime(instant: string | Date, zone: string, lang: Lang): string {
+  return new Intl.DateTimeFormat(localeOf(lang), {
+    timeZone: zone,
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(new Date(instant));
+}
+
 /** The zone's offset at an instant, e.g. "GMT+3" (a day of daylight-saving change has two). */
 export function zoneOffset(instant: string | Date, zone: string): string {
   const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'shortOffset' }).formatToParts(new Date(instant));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addDays, formatCountdown, formatDay, formatTime, icsEvent, localDate, zoneOffset } from '../src/format.ts';
+import { addDays, formatCountdown, formatDay, formatShortDateTime, formatTime, icsEvent, localDate, zoneOffset } from '../src/format.ts';
 
 /** Times are always read on the wall clock of an explicit zone, across daylight-saving changes too. */
 describe('formatting', () => {
@@ -9,6 +9,7 @@ describe('formatting', () => {
     assert.equal(formatTime(t, 'Europe/Bucharest', 'en'), '09:00'); // EEST, UTC+3, the day after the change
     assert.equal(formatTime(t, 'America/New_York', 'en'), '02:00');
     assert.equal(formatTime(t, 'Asia/Kolkata', 'ro'), '11:30');
+    assert.equal(formatShortDateTime(t, 'America/New_York', 'en'), 'Mon 29 Mar, 02:00');
   });
 
   it('DST days: the same wall-clock time has another offset on each side of the change', () => {

@@ -18,7 +18,11 @@ export function App() {
   return (
     <I18nProvider lang={lang}>
       <Shell ctx={ctx} current="book" onLanguage={onLanguage}>
-        {ctx.organization ? <Booker org={ctx.organization} /> : <Notice kind="error">{translate(lang, 'app.noClinic')}</Notice>}
+        {ctx.organization ? (
+          <Booker org={ctx.organization} email={ctx.user?.email ?? null} />
+        ) : (
+          <Notice kind="error">{translate(lang, 'app.noClinic')}</Notice>
+        )}
       </Shell>
     </I18nProvider>
   );

@@ -9,6 +9,7 @@ import {
   formatDay,
   formatLongDate,
   formatMoney,
+  formatShortDateTime,
   formatTime,
   icsEvent,
   idempotencyKey,
@@ -36,7 +37,7 @@ export type Booked = ResponseOf<'bookAsGuest'>['data'];
 const WINDOW_DAYS = 14;
 const ANY = 'any';
 
-export function Booker({ org }: { org: Org }) {
+export function Booker({ org, email }: { org: Org; email: string | null }) {
   const { t, lang } = useI18n();
   const queryClient = useQueryClient();
   const [serviceId, setServiceId] = useState<string | null>(null);
@@ -220,6 +221,7 @@ export function Booker({ org }: { org: Org }) {
             {hold ? (
               <HoldPanel
                 org={org}
+                email={email}
                 state={hold}
                 zone={zone}
                 clinicZone={clinicZone}
@@ -302,7 +304,7 @@ export function Booker({ org }: { org: Org }) {
                             <div className="slot-grid">
                               {nextFree.map((s) => (
                                 <Button key={s.start + s.specialist_id} className="slot" onPress={() => place.mutate(s)}>
-                                  {formatDateTime(s.start, zone, lang)}
+                                  {formatShortDateTime(s.start, zone, lang)}
                                 </Button>
                               ))}
                             </div>

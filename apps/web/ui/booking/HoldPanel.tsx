@@ -32,6 +32,7 @@ export interface HoldState {
  */
 export function HoldPanel({
   org,
+  email,
   state,
   zone,
   clinicZone,
@@ -40,6 +41,8 @@ export function HoldPanel({
   onPickAgain,
 }: {
   org: NonNullable<PageContext['organization']>;
+  /** The signed-in visitor's address, to start the form with. */
+  email: string | null;
   state: HoldState;
   zone: string;
   clinicZone: string | null;
@@ -49,7 +52,7 @@ export function HoldPanel({
 }) {
   const { t, lang } = useI18n();
   const { hold } = state;
-  const [values, setValues] = useState({ name: '', email: '', phone: '', note: '' });
+  const [values, setValues] = useState({ name: '', email: email ?? '', phone: '', note: '' });
   const [intake, setIntake] = useState<Record<string, unknown>>({});
   const [accepted, setAccepted] = useState<Record<string, boolean>>({});
   const [errors, setErrors] = useState<Record<string, string>>({});
