@@ -2,10 +2,12 @@ import type { ResponseOf } from '@clinic/client';
 import {
   api,
   errorCode,
+  FieldInput,
   formatDateTime,
   formatLongDate,
   formatTime,
   idempotencyKey,
+  isApiError,
   Notice,
   type PageContext,
   Spinner,
@@ -366,6 +368,7 @@ function Documents({ headers }: { headers: Record<string, string> | undefined })
 
 function Forms({ headers }: { headers: Record<string, string> | undefined }) {
   const { t } = useI18n();
+  const [open, setOpen] = useState<string | null>(null);
   const forms = useQuery({
     queryKey: ['forms', headers],
     queryFn: async () =>
@@ -382,11 +385,69 @@ function Forms({ headers }: { headers: Record<string, string> | undefined }) {
     <ul className="list">
       {forms.data.map((f) => (
         <li key={f.id} className="list-item">
-          <strong>{f.title}</strong>
-          <span className="badge">{t(`forms.status.${f.status}` as 'forms.status.draft')}</span>
+          <div>
+            <strong>{f.title}</strong>{' '}
+            <span className={`badge ${f.status === 'signed' ? 'badge-muted' : ''}`}>
+              {t(`forms.status.${f.status}` as 'forms.status.pending')}
+            </span>
+          </div>
+          {f.status === 'pending' && (
+            <button
+              type="button"
+              className="button button-secondary"
+              aria-expanded={open === f.id}
+              onClick={() => setOpen(open === f.id ? null : f.id)}
+            >
+              {t('forms.fill')}
+            </button>
+          )}
+          {open === f.id && <FillForm id={f.id} headers={headers} />}
         </li>
       ))}
     </ul>
+  );
+}
+
+/** A form's questions (those that are the patient's to answer) and a save through PATCH /v1/forms/{id}. */
+function FillForm({ id, headers }: { id: string; headers: Record<string, string> | undefined }) {
+  const { t } = useI18n();
+  const h = headers ? { headers } : {};
+  const form = useQuery({ queryKey: ['form', id, headers], queryFn: async () => (await api.getForm({ params: { id }, ...h })).data.data });
+  const [values, setValues] = useState<Record<string, unknown> | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const save = useMutation({
+    mutationFn: () => api.fillForm({ params: { id }, body: { values: values ?? {} }, ...h }),
+    onError: (err) => setErrors(isApiError(err) && err.fields ? err.fields : {}),
+    onSuccess: () => setErrors({}),
+  });
+  if (form.isPending) return <Spinner />;
+  if (form.isError) return <Notice kind="error">{t('app.error')}</Notice>;
+  const current = values ?? ((form.data.values ?? {}) as Record<string, unknown>);
+  return (
+    <form
+      className="fill-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        save.mutate();
+      }}
+    >
+      {form.data.fields
+        .filter((f) => !f.private)
+        .map((f) => (
+          <FieldInput
+            key={f.key}
+            field={f}
+            value={current[f.key]}
+            error={errors[`values.${f.key}`] ?? errors[f.key]}
+            onChange={(v) => setValues({ ...current, [f.key]: v })}
+          />
+        ))}
+      {save.isSuccess && <Notice kind="success">{t('forms.saved')}</Notice>}
+      {save.isError && <Notice kind="error">{t('book.invalid')}</Notice>}
+      <button type="submit" className="button" disabled={save.isPending}>
+        {t('forms.save')}
+      </button>
+    </form>
   );
 }
 
