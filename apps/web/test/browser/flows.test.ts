@@ -46,7 +46,10 @@ describe('booking page and portal through the proxy (browser)', { skip: skipWith
     await page.getByRole('heading', { name: 'Before you continue' }).waitFor();
     await p.screenshot(page, 'proxy-portal-consent-desktop');
     // The texts load after the heading: wait for them before taking the list of boxes.
-    await page.getByRole('checkbox', { name: /I have read and accept/ }).first().waitFor();
+    await page
+      .getByRole('checkbox', { name: /I have read and accept/ })
+      .first()
+      .waitFor();
     for (const box of await page.getByRole('checkbox', { name: /I have read and accept/ }).all()) await box.check();
     await page.getByRole('button', { name: 'Accept and continue' }).click();
     await page.getByRole('heading', { name: 'Upcoming' }).waitFor();
