@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { en } from '../src/i18n/en.ts';
-import { messages, pickLang, translate } from '../src/i18n/index.ts';
+import { messages, pickLang, purposeName, translate } from '../src/i18n/index.ts';
 import { ro } from '../src/i18n/ro.ts';
 
 /** Every key the front-ends use must exist in every language (spec 9 rule 7: a locale is its message files). */
@@ -43,5 +43,7 @@ describe('i18n messages', () => {
     assert.equal(translate('ro', 'book.minutes', { n: 30 }), '30 min');
     assert.equal(translate('en', 'auth.signedInAs', { email: 'a@b.c' }), 'Signed in as a@b.c');
     assert.deepEqual(['ro-RO', 'RO', 'en', 'fr', null].map(pickLang), ['ro', 'ro', 'en', 'en', 'en']);
+    assert.equal(purposeName('ro', 'telemedicine', 'Telemedicine'), 'Consultații video');
+    assert.equal(purposeName('ro', 'treatment_specific_x', 'Own purpose'), 'Own purpose');
   });
 });

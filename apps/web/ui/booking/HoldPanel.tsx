@@ -8,6 +8,7 @@ import {
   idempotencyKey,
   isApiError,
   Notice,
+  purposeName,
   type PageContext,
   Spinner,
   useI18n,
@@ -235,7 +236,7 @@ export function HoldPanel({
                         aria-describedby={e ? `${id}-err` : undefined}
                         onChange={(ev) => setAccepted({ ...accepted, [c.purpose_code]: ev.target.checked })}
                       />
-                      <label htmlFor={id}>{t('book.consentAccept', { name: c.name })}</label>
+                      <label htmlFor={id}>{t('book.consentAccept', { name: purposeName(lang, c.purpose_code, c.name) })}</label>
                     </div>
                     <details className="consent-text">
                       <summary>{t('book.readText')}</summary>

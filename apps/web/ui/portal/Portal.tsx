@@ -10,6 +10,7 @@ import {
   isApiError,
   Notice,
   type PageContext,
+  purposeName,
   Spinner,
   useI18n,
 } from '@clinic/ui';
@@ -173,7 +174,7 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
               const id = `consent-${m.purpose_code}`;
               return (
                 <div key={m.purpose_code} className="consent-item">
-                  <h2>{p?.name ?? m.purpose_code}</h2>
+                  <h2>{purposeName(lang, m.purpose_code, p?.name)}</h2>
                   <div className="consent-body" lang={texts[lang] ? lang : 'en'}>
                     {texts[lang] ?? texts.en ?? p?.description}
                   </div>
@@ -185,7 +186,7 @@ function ConsentGate({ org, children }: { org: Org; children: ReactNode }) {
                       onChange={(e) => setChecked({ ...checked, [m.purpose_code]: e.target.checked })}
                     />
                     <label htmlFor={id}>
-                      {t('consent.accept')}: {p?.name ?? m.purpose_code}
+                      {t('consent.accept')}: {purposeName(lang, m.purpose_code, p?.name)}
                     </label>
                   </div>
                 </div>

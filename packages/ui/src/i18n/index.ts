@@ -17,3 +17,9 @@ export function translate(lang: Lang, key: MessageKey, vars?: Record<string, str
   const text = messages[lang][key] ?? en[key];
   return vars ? text.replace(/\{(\w+)\}/g, (m, name: string) => (name in vars ? String(vars[name]) : m)) : text;
 }
+
+/** A consent purpose's name in the page's language when the front-ends know it, else the name the API gives. */
+export function purposeName(lang: Lang, code: string, fallback: string | undefined): string {
+  const key = `purpose.${code}` as MessageKey;
+  return key in en ? translate(lang, key) : (fallback ?? code);
+}
