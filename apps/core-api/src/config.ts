@@ -28,7 +28,10 @@ const Env = Type.Object({
   REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1 }),
   QUERY_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 1 }),
   LONG_OPERATION_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1 }),
-  TRUST_PROXY: Type.String({ default: 'false' }),
+  // Unset: `loopback` on the embedded default (the web proxy beside it forwards the visitor's address), else false.
+  TRUST_PROXY: Type.Optional(Type.String()),
+  // The development OpenID provider of the embedded default (docs/decisions.md): its own port.
+  DEV_OIDC_PORT: Type.Integer({ default: 3004, minimum: 0, maximum: 65535 }),
   AUTH_ISSUER: Type.Optional(Type.String()),
   AUTH_AUDIENCE: Type.Optional(Type.String()),
   AUTH_JWKS_URL: Type.Optional(Type.String()),
@@ -154,6 +157,8 @@ export interface Config {
   /** Budgets in milliseconds: a request (and its statements), and a long operation (exports, renders, evaluations). */
   timeouts: { requestMs: number; queryMs: number; longMs: number };
   trustProxy: boolean | string;
+  /** Port of the development OpenID provider (embedded default only). */
+  devOidcPort: number;
   auth:
     | { mode: 'development'; issuer: string; audience: string }
     | {
@@ -405,7 +410,8 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     logLevel: values.LOG_LEVEL,
     bodyLimitBytes: values.BODY_LIMIT_BYTES,
     timeouts: { requestMs: values.REQUEST_TIMEOUT_MS, queryMs: values.QUERY_TIMEOUT_MS, longMs: values.LONG_OPERATION_TIMEOUT_MS },
-    trustProxy: parseTrustProxy(values.TRUST_PROXY),
+    trustProxy: parseTrustProxy(values.TRUST_PROXY ?? (values.DATABASE_URL ? 'false' : 'loopback')),
+    devOidcPort: values.DEV_OIDC_PORT,
     auth,
     dnsServers: values.DNS_SERVERS.split(',')
       .map((s) => s.trim())

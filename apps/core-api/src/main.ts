@@ -7,6 +7,9 @@ import { DataDirBusyError } from '@clinic/db';
 import { startControlServer } from './platform/control-server.ts';
 import { createRuntime, type Runtime } from './platform/runtime.ts';
 import { startWorker } from './worker/worker.ts';
+import { parseWebConfig, WebConfigError, type WebConfig } from '@clinic/web';
+import { seedDemoClinic } from './platform/demo-clinic.ts';
+import { webCompanion } from './platform/web-companion.ts';
 
 /** A start-up failure with a message for the operator rather than a stack trace. */
 class StartError extends Error {}
@@ -15,8 +18,8 @@ class StartError extends Error {}
 interface Companion {
   /** Banner label, for example 'Telemetry'. */
   name: string;
-  /** Starts it on the shared runtime; returns its URL (if it listens) and how to stop it. */
-  start(rt: Runtime): Promise<{ url?: string; close(): Promise<void> }>;
+  /** Starts it on the shared runtime; returns its URL (if it listens), extra banner lines and how to stop it. */
+  start(rt: Runtime): Promise<{ url?: string; banner?: string[]; close(): Promise<void> }>;
 }
 
 /** The worker in-process: durable jobs, webhook deliveries, scheduled sweeps. */
@@ -55,11 +58,15 @@ function assertPortFree({ setting, host, port }: PlannedPort): Promise<void> {
  * Every port of this process, checked before the database is opened and migrated: a busy port is
  * reported at once, naming its own setting, instead of after the migrations.
  */
-function plannedPorts(config: ReturnType<typeof parseConfig>, composer: ComposerConfig | null): PlannedPort[] {
+function plannedPorts(config: ReturnType<typeof parseConfig>, composer: ComposerConfig | null, web: WebConfig | null): PlannedPort[] {
   const planned: PlannedPort[] = [{ setting: 'PORT', host: config.host, port: config.port }];
   if (composer) {
     planned.push({ setting: 'TELEMETRY_PORT', host: config.host, port: config.telemetry.port });
     planned.push({ setting: 'COMPOSER_PORT', host: composer.host, port: composer.port });
+  }
+  if (web) {
+    planned.push({ setting: 'WEB_PORT', host: web.host, port: web.port });
+    if (!web.oidc) planned.push({ setting: 'DEV_OIDC_PORT', host: config.host, port: config.devOidcPort });
   }
   return planned;
 }
@@ -68,23 +75,44 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   // The embedded default runs every service in this process: the composer's settings are parsed here, once.
   const composer = config.databaseUrl ? null : composerConfigFromEnv();
-  const ports = plannedPorts(config, composer);
+  const web = config.databaseUrl ? null : parseWebConfig(process.env);
+  const ports = plannedPorts(config, composer, web);
   for (const p of ports) await assertPortFree(p);
   /**
    * The companions of the embedded default, in start order. With DATABASE_URL set (production) each runs
    * as its own process (`npm run worker`, the telemetry and composer entries) and none starts here.
    */
-  const companionsToStart: Companion[] = composer ? [workerCompanion, telemetryCompanion, composerCompanion(composer)] : [];
+  const urls: Record<string, string> = {};
+  const companionsToStart: Companion[] =
+    composer && web
+      ? [
+          workerCompanion,
+          telemetryCompanion,
+          composerCompanion(composer),
+          webCompanion(
+            web,
+            () => urls.core!,
+            () => urls.Telemetry,
+          ),
+        ]
+      : [];
   const rt = await createRuntime(config);
   let address: string;
   let app: Awaited<ReturnType<typeof buildApp>>;
   let control: { close(): Promise<void> } | null;
-  const companions: Array<{ name: string; url?: string; close(): Promise<void> }> = [];
+  const companions: Array<{ name: string; url?: string; banner?: string[]; close(): Promise<void> }> = [];
   try {
     app = await buildApp(rt);
     address = await app.listen({ host: config.host, port: config.port });
+    urls.core = address;
     control = rt.lock ? await startControlServer(rt) : null;
-    for (const c of companionsToStart) companions.push({ name: c.name, ...(await c.start(rt)) });
+    // A fresh embedded database gets the demo clinic, so the booking page printed below has slots.
+    if (web && rt.devIssuer) await seedDemoClinic(app, rt);
+    for (const c of companionsToStart) {
+      const started = { name: c.name, ...(await c.start(rt)) };
+      companions.push(started);
+      if (started.url) urls[c.name] = started.url;
+    }
   } catch (err) {
     // Give the data folder back (lock and database) before exiting, so the next start or CLI run
     // does not find it held by a process that is gone.
@@ -111,7 +139,10 @@ async function main(): Promise<void> {
       ? `  Get a token   TOKEN=$(npm run -s token -- you@example.com)   then   curl -H "Authorization: Bearer $TOKEN" ${url}/v1/me`
       : `  Tokens        issued by ${config.auth.issuer}`,
     `  Superadmin    npm run cli -- superadmin grant you@example.com`,
-    ...companions.map((c) => `  ${c.name.padEnd(13)} ${c.url ? `${c.url}   (docs: ${c.url}/docs)` : 'running in this process'}`),
+    ...companions.flatMap((c) => [
+      `  ${c.name.padEnd(13)} ${c.url ? `${c.url}   (docs: ${c.url}/docs)` : 'running in this process'}`,
+      ...(c.banner ?? []),
+    ]),
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -133,7 +164,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof ComposerConfigError || err instanceof DataDirBusyError || err instanceof StartError) {
+  if (
+    err instanceof ConfigError ||
+    err instanceof ComposerConfigError ||
+    err instanceof WebConfigError ||
+    err instanceof DataDirBusyError ||
+    err instanceof StartError
+  ) {
     process.stderr.write(`Cannot start: ${err.message}\n`);
   } else {
     process.stderr.write(`Cannot start: ${(err as Error).stack ?? String(err)}\n`);

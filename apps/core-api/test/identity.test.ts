@@ -25,7 +25,9 @@ async function craftingIssuer(): Promise<
   const now = () => Math.floor(Date.now() / 1000);
   return {
     issuer: ISSUER,
+    acceptedIssuers: [ISSUER],
     audience: AUDIENCE,
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256' },
     jwks,
     keys: createLocalJWKSet(jwks),
     kid,

@@ -136,6 +136,36 @@ describe('scheduling and appointments', () => {
     assert.equal((await pub('DELETE', `/v1/public/holds/${h.id}`, undefined, { 'x-hold-secret': h.secret })).statusCode, 409);
   });
 
+  it('the booking form names the consents a guest booking needs, with their texts; booking with exactly those is accepted', async () => {
+    const res = await pub('GET', `/v1/public/booking-form?organization=${org.slug}&service_id=${service}`);
+    assert.equal(res.statusCode, 200, res.body);
+    const form = res.json().data;
+    assert.deepEqual(
+      form.consents.map((c: any) => [c.purpose_code, c.purpose_version, typeof c.texts.en]),
+      [['org_privacy_notice', 1, 'string']],
+    );
+    assert.deepEqual(form.intake, []);
+    const [slot] = (await slots()).slice(-2);
+    const h = (await hold(slot!.start)).json().data;
+    const consents = form.consents.map((c: any) => ({ purpose_code: c.purpose_code, purpose_version: c.purpose_version }));
+    const booked = await pub('POST', '/v1/public/bookings', {
+      organization: org.slug,
+      hold_id: h.id,
+      secret: h.secret,
+      name: 'Form Guest',
+      email: 'form.guest@example.com',
+      consents,
+    });
+    assert.equal(booked.statusCode, 201, booked.body);
+    const cancelled = await t.call('PATCH', `/v1/appointments/${booked.json().data.id}`, {
+      token: admin,
+      org: org.id,
+      body: { status: 'cancelled' },
+    });
+    assert.equal(cancelled.statusCode, 200, cancelled.body);
+    assert.equal((await pub('GET', `/v1/public/booking-form?organization=${org.slug}&service_id=${org.id}`)).statusCode, 404);
+  });
+
   it('a guest books a held slot with the required consents (422 without); it stays a guest booking', async () => {
     const [slot] = (await slots()).slice(-1);
     const h = (await hold(slot!.start)).json().data;

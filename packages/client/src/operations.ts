@@ -236,6 +236,7 @@ export const operations = {
   createAppointmentReview: { method: 'POST', path: '/v1/appointments/{id}/reviews' },
   getAppointmentIcs: { method: 'GET', path: '/v1/appointments/{id}.ics' },
   getPublicAvailability: { method: 'GET', path: '/v1/public/availability' },
+  getPublicBookingForm: { method: 'GET', path: '/v1/public/booking-form' },
   placeHold: { method: 'POST', path: '/v1/public/holds' },
   releaseHold: { method: 'DELETE', path: '/v1/public/holds/{id}' },
   streamHold: { method: 'GET', path: '/v1/public/holds/{id}/stream' },

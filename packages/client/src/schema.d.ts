@@ -3458,6 +3458,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/public/booking-form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a guest booking of a public service must carry
+         * @description Public (no token), rate limited per IP. The consents the organization requires (and telemedicine for a video service) at their latest version with their texts, and the service's intake questions: exactly what POST /v1/public/bookings checks.
+         */
+        get: operations["getPublicBookingForm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/public/holds": {
         parameters: {
             query?: never;
@@ -48504,6 +48524,151 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["def-50"];
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getPublicBookingForm: {
+        parameters: {
+            query: {
+                /** @description The organization's id or slug; left out, the request host must be one of its verified custom domains. */
+                organization?: string;
+                service_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            service_id: string;
+                            /** @description in_person, video or phone. */
+                            mode: string;
+                            /** @description The organization's required purposes, and telemedicine for a video service. */
+                            consents: {
+                                purpose_code: string;
+                                /** @description Send it back in the booking: the latest version is the one accepted. */
+                                purpose_version: number;
+                                name: string;
+                                /** @description The text by language code (en always). */
+                                texts: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            /** @description The service's intake questions (empty without an intake form); answer them in the booking's intake by key. */
+                            intake: {
+                                key: string;
+                                label: string;
+                                field_type: string;
+                                options: string[];
+                                required: boolean;
+                            }[];
+                        };
                     };
                 };
             };

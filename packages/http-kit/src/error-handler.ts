@@ -112,7 +112,11 @@ export const edgeServerOptions = {
   return503OnClosing: false,
 } satisfies Partial<FastifyServerOptions>;
 
-export function installErrorHandling(app: FastifyInstance): void {
+/** `notFound`: a service that serves pages answers unknown paths with its own (HTML) page. */
+export function installErrorHandling(
+  app: FastifyInstance,
+  opts: { notFound?: (request: FastifyRequest, reply: FastifyReply) => unknown } = {},
+): void {
   app.setErrorHandler(sendError);
   let closing = false;
   app.addHook('preClose', async () => {
@@ -126,7 +130,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       headers: { 'retry-after': '1' },
     });
   });
-  app.setNotFoundHandler((request, reply) => {
-    return reply.status(404).send(errorBody(errors.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)));
-  });
+  app.setNotFoundHandler(
+    opts.notFound ??
+      ((request, reply) => reply.status(404).send(errorBody(errors.notFound(`No route ${request.method} ${request.url.split('?')[0]}.`)))),
+  );
 }

@@ -18,7 +18,8 @@ export interface TokenVerifier {
 export interface JwtVerifierOptions {
   /** A local key set (development issuer) or jose's cached remote JWKS. */
   keys: JWTVerifyGetKey;
-  issuer: string;
+  /** One issuer, or a list read at each verification (a list may grow: the development provider joins once it listens). */
+  issuer: string | string[];
   audience: string | null;
   /** Asymmetric algorithms only: `none` and HMAC are never accepted. */
   algorithms?: string[];

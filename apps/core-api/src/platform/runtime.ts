@@ -85,7 +85,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     devIssuer =
       overrides.devIssuer ??
       (await createDevIssuer({ dataDir: config.dataDir, issuer: config.auth.issuer, audience: config.auth.audience }));
-    verifier = createJwtVerifier({ keys: devIssuer.keys, issuer: devIssuer.issuer, audience: devIssuer.audience });
+    verifier = createJwtVerifier({ keys: devIssuer.keys, issuer: devIssuer.acceptedIssuers, audience: devIssuer.audience });
   } else {
     const keys = createRemoteJWKSet(new URL(config.auth.jwksUrl), {
       cooldownDuration: config.auth.jwksCooldownSeconds * 1000,

@@ -23,23 +23,17 @@ export interface Intake {
 }
 
 /**
- * The answers of a booking to its service's intake form (the template's latest published version, each
- * field at its latest published version), checked as a form's values are: every required field answered,
- * each value valid for its type, no unknown key. Problems are 422 with `fields` (`intake.<key>`). A
- * service without an intake form (or whose template was deleted) takes none.
+ * The questions of an intake form as a booking would answer them now: the template's latest published
+ * version, each field at its latest published version. Null without a template (or a published version).
  */
-export async function intakeOf(
+export async function intakeForm(
   tx: Queryable,
   orgId: string,
   templateId: string | null,
-  answers: Record<string, unknown> | undefined,
-): Promise<Intake | null> {
+): Promise<{ templateId: string; templateVersion: number; fields: IntakeField[] } | null> {
   const template = templateId ? await findTemplate(tx, orgId, templateId) : null;
   const version = template ? await templateVersions.find(tx, orgId, template.id, null) : null;
-  if (!template || !version) {
-    if (answers && Object.keys(answers).length) throw errors.queryValidation({ intake: 'this service has no intake form' });
-    return null;
-  }
+  if (!template || !version) return null;
   const spec = version.template.fields;
   const published = new Map(
     (await latestPublished(tx, orgId, { entityType: 'form', ids: spec.map((f) => f.custom_field_id) })).map((f) => [f.custom_field_id, f]),
@@ -60,6 +54,27 @@ export async function intakeOf(
         ]
       : [];
   });
+  return { templateId: template.id, templateVersion: version.version, fields };
+}
+
+/**
+ * The answers of a booking to its service's intake form (the template's latest published version, each
+ * field at its latest published version), checked as a form's values are: every required field answered,
+ * each value valid for its type, no unknown key. Problems are 422 with `fields` (`intake.<key>`). A
+ * service without an intake form (or whose template was deleted) takes none.
+ */
+export async function intakeOf(
+  tx: Queryable,
+  orgId: string,
+  templateId: string | null,
+  answers: Record<string, unknown> | undefined,
+): Promise<Intake | null> {
+  const form = await intakeForm(tx, orgId, templateId);
+  if (!form) {
+    if (answers && Object.keys(answers).length) throw errors.queryValidation({ intake: 'this service has no intake form' });
+    return null;
+  }
+  const { fields } = form;
   const given = answers ?? {};
   const problems: Record<string, string> = {};
   const out: Record<string, unknown> = {};
@@ -73,5 +88,5 @@ export async function intakeOf(
     else if (value !== null) out[f.key] = value;
   }
   if (Object.keys(problems).length) throw errors.queryValidation(problems, 'The intake form is not complete; see fields.');
-  return { templateId: template.id, templateVersion: version.version, fields, answers: out };
+  return { templateId: form.templateId, templateVersion: form.templateVersion, fields, answers: out };
 }

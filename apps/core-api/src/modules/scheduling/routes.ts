@@ -7,8 +7,19 @@ import { errorSchemas, routesOf } from '../../platform/route.ts';
 import { Appointment } from '../appointments/schemas.ts';
 import { listenHoldFeed, localHoldFeed } from './hold-feed.ts';
 import { createHoldStreams } from './hold-streams.ts';
-import { Availability, AvailabilityQuery, BookingBody, Hold, HoldBody, HoldParams, HoldStreamQuery, NewHold } from './schemas.ts';
-import { bookGuest, MAX_RANGE_DAYS, placeHold, publicAvailability, type PublicCall, releaseHold } from './service.ts';
+import {
+  Availability,
+  AvailabilityQuery,
+  BookingBody,
+  BookingForm,
+  BookingFormQuery,
+  Hold,
+  HoldBody,
+  HoldParams,
+  HoldStreamQuery,
+  NewHold,
+} from './schemas.ts';
+import { bookGuest, MAX_RANGE_DAYS, placeHold, publicAvailability, publicBookingForm, type PublicCall, releaseHold } from './service.ts';
 
 export interface SchedulingDeps {
   db: Database;
@@ -71,6 +82,22 @@ export function schedulingRoutes(app: FastifyInstance, deps: SchedulingDeps): vo
       },
     },
     async (request) => ({ data: await publicAvailability(deps.db, call(request, request.query.organization), request.query) }),
+  );
+
+  r.get(
+    '/v1/public/booking-form',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'getPublicBookingForm',
+        summary: 'What a guest booking of a public service must carry',
+        description:
+          "Public (no token), rate limited per IP. The consents the organization requires (and telemedicine for a video service) at their latest version with their texts, and the service's intake questions: exactly what POST /v1/public/bookings checks.",
+        querystring: BookingFormQuery,
+        response: { 200: DataOf(BookingForm) },
+      },
+    },
+    async (request) => ({ data: await publicBookingForm(deps.db, call(request, request.query.organization), request.query.service_id) }),
   );
 
   r.post(

@@ -103,3 +103,29 @@ export const HoldStreamQuery = Type.Object({
     }),
   ),
 });
+
+export const BookingFormQuery = Type.Object({ organization, service_id: Uuid });
+
+export const BookingForm = Type.Object({
+  service_id: Uuid,
+  mode: Type.String({ description: 'in_person, video or phone.' }),
+  consents: Type.Array(
+    Type.Object({
+      purpose_code: Type.String(),
+      purpose_version: Type.Integer({ description: 'Send it back in the booking: the latest version is the one accepted.' }),
+      name: Type.String(),
+      texts: Type.Record(Type.String(), Type.String(), { description: 'The text by language code (en always).' }),
+    }),
+    { description: "The organization's required purposes, and telemedicine for a video service." },
+  ),
+  intake: Type.Array(
+    Type.Object({
+      key: Type.String(),
+      label: Type.String(),
+      field_type: Type.String(),
+      options: Type.Array(Type.String()),
+      required: Type.Boolean(),
+    }),
+    { description: "The service's intake questions (empty without an intake form); answer them in the booking's intake by key." },
+  ),
+});

@@ -8,7 +8,7 @@ import { resolveBookingOrganization } from '../organizations/service.ts';
 import { bookingRules, DEFAULT_STEP_MINUTES, occupied, resolveSlot } from '../appointments/booking.ts';
 import * as appointments from '../appointments/queries.ts';
 import { bookTarget, present } from '../appointments/service.ts';
-import { type Intake, intakeOf } from '../appointments/intake.ts';
+import { type Intake, intakeForm, intakeOf } from '../appointments/intake.ts';
 import { latestRequiredOrgPurposes } from './consents.ts';
 import { localIso } from './local-time.ts';
 import * as q from './queries.ts';
@@ -235,6 +235,45 @@ export async function followHolds(db: Database, keys: readonly q.HoldKey[], sett
   return db.transaction(async (tx) => {
     if (settle) await q.expireDueHolds(tx, keys);
     return q.holdStates(tx, keys);
+  });
+}
+
+/**
+ * GET /v1/public/booking-form: what the guest form of a public service asks before a booking is accepted:
+ * the consents the organization requires (and telemedicine for a video service) at their latest version,
+ * with their texts in every language published, and the service's intake questions. The booking checks
+ * exactly these (bookGuest), so a page built from this answer is never refused for a missing consent.
+ */
+export async function publicBookingForm(db: Database, call: PublicCall, serviceId: string) {
+  return publicTx(db, call, async (tx, orgId) => {
+    const service = await q.findBookableService(tx, orgId, serviceId.toLowerCase());
+    if (!service?.is_public) throw errors.notFound('No public service with this id at this organization.');
+    const required = await latestRequiredOrgPurposes(tx, orgId, service.mode === 'video' ? ['telemedicine'] : []);
+    const consents = [];
+    for (const r of required) {
+      // The clinic's own text of that version when it has one, else the platform's (as latestRequiredOrgPurposes chose).
+      const { rows } = await tx.query<{ name: string; body_translations: Record<string, string> }>(
+        `select p.name, v.body_translations from consent_purpose_versions v join consent_purposes p on p.code = v.purpose_code
+         where v.purpose_code = $1 and v.version = $2 and (v.organization_id = $3 or v.organization_id is null)
+         order by v.organization_id is null limit 1`,
+        [r.purpose_code, r.version, orgId],
+      );
+      consents.push({
+        purpose_code: r.purpose_code,
+        purpose_version: r.version,
+        name: rows[0]?.name ?? r.purpose_code,
+        texts: rows[0]?.body_translations ?? {},
+      });
+    }
+    const intake = await intakeForm(tx, orgId, service.intake_form_template_id);
+    return {
+      service_id: service.id,
+      mode: service.mode,
+      consents,
+      intake: intake
+        ? intake.fields.map((f) => ({ key: f.key, label: f.label, field_type: f.field_type, options: f.options, required: f.required }))
+        : [],
+    };
   });
 }
 

@@ -19,7 +19,14 @@ import {
  */
 export interface DevIssuer {
   issuer: string;
+  /**
+   * Every issuer the API accepts tokens of: `issuer` (the CLI's tokens) and, once it listens, the
+   * development OpenID provider's URL. Both sign with this one key.
+   */
+  acceptedIssuers: string[];
   audience: string;
+  /** The private key, for the development OpenID provider (never leaves the process). */
+  privateJwk: JWK;
   jwks: JSONWebKeySet;
   keys: JWTVerifyGetKey;
   sign(email: string, opts?: { expiresInSeconds?: number; subject?: string }): Promise<string>;
@@ -71,7 +78,9 @@ export async function createDevIssuer(opts: { dataDir: string | null; issuer: st
   const jwks: JSONWebKeySet = { keys: [stored.publicJwk] };
   return {
     issuer: opts.issuer,
+    acceptedIssuers: [opts.issuer],
     audience: opts.audience,
+    privateJwk: stored.privateJwk,
     jwks,
     keys: createLocalJWKSet(jwks),
     async sign(email, signOpts = {}) {

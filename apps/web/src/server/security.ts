@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+
+/** The strict policy of the apps (the web contract): no inline script or style, nothing from elsewhere. */
+export function contentSecurityPolicy(issuerOrigin: string | null): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "media-src 'self' blob:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+    // Sign-out ends with a redirect to the provider's end-session page: the form's target must allow it.
+    `form-action 'self'${issuerOrigin ? ` ${issuerOrigin}` : ''}`,
+  ].join('; ');
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Every answer carries the security headers; every state-changing request must come from a page of
+ * this very origin (CSRF): browsers send Origin on every cross-site and same-origin non-GET request, so a
+ * missing or different Origin is refused (403 forbidden), whatever cookie rides along.
+ */
+export function installSecurity(app: FastifyInstance, opts: { issuerOrigin: () => string | null }): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (SAFE_METHODS.has(request.method)) return;
+    const origin = request.headers.origin;
+    const own = `${request.protocol}://${request.host}`;
+    if (origin !== own) {
+      return reply
+        .status(403)
+        .type('application/json')
+        .send({
+          error: {
+            code: 'forbidden',
+            message: origin
+              ? `Requests that change data must come from a page of ${own}, not ${origin}.`
+              : 'Requests that change data must come from a page of this site (the Origin header is missing).',
+          },
+        });
+    }
+  });
+  app.addHook('onSend', async (request, reply) => {
+    // The API description page (swagger-ui) is the service's own tool, not an app page; it brings its own policy.
+    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', contentSecurityPolicy(opts.issuerOrigin()));
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'strict-origin-when-cross-origin');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+  });
+}
