@@ -20,6 +20,7 @@ describe('booking edges', () => {
   let location: string;
   let service: string;
   let patientId: string;
+  let patientToken: string;
   /** Free slot starts nobody has taken yet (two days from now on, every half hour 08:00-20:00 UTC). */
   let free: string[];
 
@@ -90,6 +91,7 @@ describe('booking edges', () => {
     ).id;
     const p = await t.addPatient(org.id, uniqueEmail('edge-patient'));
     await t.acceptOrgPurposes(org.id, p.userId);
+    patientToken = p.token;
     patientId = (await t.db.query<{ id: string }>('select id from patients where user_id = $1', [p.userId])).rows[0]!.id;
     const day = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
     const res = await t.call(
@@ -133,6 +135,19 @@ describe('booking edges', () => {
         }),
       );
       assert.equal(byDesk.specialist_id, drB.id);
+    });
+
+    it('the patient moves a visit the front desk booked: the new time is the patient’s booking (not a 500 from the insert policy)', async () => {
+      const a = dataOf(await book(support, drA.id, next()), 201);
+      assert.equal(a.source, 'staff');
+      const start = next();
+      const moved = dataOf(await t.call('PATCH', `/v1/appointments/${a.id}`, { token: patientToken, org: org.id, body: { start } }));
+      assert.deepEqual([moved.rescheduled_from, new Date(moved.starts_at).toISOString()], [a.id, start]);
+      const { rows } = await t.db.query<{ source: string; status: string }>(
+        'select source, (select status from appointments where id = $2) as status from appointments where id = $1',
+        [moved.id, a.id],
+      );
+      assert.deepEqual(rows[0], { source: 'patient', status: 'rescheduled' });
     });
 
     it('someone with no appointment rights at the organization is refused before any appointment is looked for (403)', async () => {

@@ -338,7 +338,9 @@ async function reschedule(
     may.update ? 'staff' : 'patient',
   );
   const next = await bookTarget(tx, actor, actor.orgId, target, {
-    source: row.source,
+    // The new row is booked by whoever moves it: a patient moving a visit the front desk (or a guest
+    // form) booked makes a patient booking, which is also all the patient's insert policy allows.
+    source: may.update ? row.source : 'patient',
     patientId: row.patient_id,
     guest: row.guest_email
       ? { name: row.guest_name ?? '', email: row.guest_email, phone: row.guest_phone, consents: row.guest_consents }
