@@ -15,7 +15,13 @@ export function webCompanion(web: WebConfig, coreUrl: () => string, telemetryUrl
       if (!rt.devIssuer) throw new Error('the web companion runs with the development issuer only');
       const provider = web.oidc
         ? null
-        : await startDevOidcProvider({ devIssuer: rt.devIssuer, host: rt.config.host, port: rt.config.devOidcPort, logger: rt.logger });
+        : await startDevOidcProvider({
+            config: rt.config,
+            devIssuer: rt.devIssuer,
+            host: rt.config.host,
+            port: rt.config.devOidcPort,
+            logger: rt.logger,
+          });
       if (provider) {
         web.oidc = {
           issuerUrl: provider.issuer,
