@@ -97,6 +97,10 @@ export function installForwarding(app: FastifyInstance, opts: { upstreams: Upstr
       if (value === undefined || DROPPED_RESPONSE.has(name)) continue;
       reply.header(name, value);
     }
+    // Small answers of known length are sent in one piece (cheaper than piping a stream); the rest, the
+    // hold's event stream above all, is streamed as it comes.
+    const length = Number(res.headers['content-length']);
+    if (Number.isFinite(length) && length <= 262_144) return reply.send(Buffer.from(await res.body.arrayBuffer()));
     return reply.send(res.body);
   }
 

@@ -44,9 +44,15 @@ export function installSecurity(app: FastifyInstance, opts: { issuerOrigin: () =
         });
     }
   });
+  let cached: { issuer: string | null; policy: string } | null = null;
+  const policy = () => {
+    const issuer = opts.issuerOrigin();
+    if (cached?.issuer !== issuer) cached = { issuer, policy: contentSecurityPolicy(issuer) };
+    return cached.policy;
+  };
   app.addHook('onSend', async (request, reply) => {
     // The API description page (swagger-ui) is the service's own tool, not an app page; it brings its own policy.
-    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', contentSecurityPolicy(opts.issuerOrigin()));
+    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', policy());
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'strict-origin-when-cross-origin');
     reply.header('x-frame-options', 'DENY');
