@@ -29,6 +29,9 @@ const DROPPED_REQUEST = new Set([
 ]);
 const DROPPED_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'set-cookie', 'content-length']);
 
+/** Public routes whose `organization` query parameter chooses the clinic. */
+const ORGANIZATION_QUERY_PATHS = /^\/v1\/public\/(services|specialists|locations|availability)(\/|$)/;
+
 /** Telemetry paths authenticated by the exercise-session token the page got from the API, not by the user's token. */
 const SESSION_TOKEN_PATHS = /^\/v1\/(pose\/|sessions\/)/;
 
@@ -59,8 +62,9 @@ export function installForwarding(app: FastifyInstance, opts: { upstreams: Upstr
     if (site.target.kind === 'clinic') {
       const org = site.target.organization;
       headers['x-organization-id'] = org.id;
-      // Public routes name their organization in the query: on a clinic host it is always this host's.
-      if (url.pathname.startsWith('/v1/public/')) url.searchParams.set('organization', org.id);
+      // The public directory and availability name their organization in the query: on a clinic host it is
+      // always this host's. (Holds and bookings are reached by their own ids and secrets.)
+      if (ORGANIZATION_QUERY_PATHS.test(url.pathname)) url.searchParams.set('organization', org.id);
     }
     const ref = await opts.sessions.load(request, site.hostname);
     const clientAuth = request.headers.authorization;
