@@ -166,6 +166,17 @@ describe('sign-in as a backend-for-frontend', () => {
     assert.equal(await w.web.store.get('session', id), null);
   });
 
+  it('signing in again in the same browser ends the session it had on that host', async () => {
+    const b = new Browser();
+    await signIn(b, origin(clinic.slug), uniqueEmail('twice'));
+    const first = b.cookies(`${clinic.slug}.localhost`).get('clinic_session')!;
+    await signIn(b, origin(clinic.slug), uniqueEmail('twice'));
+    const second = b.cookies(`${clinic.slug}.localhost`).get('clinic_session')!;
+    assert.notEqual(second, first);
+    assert.equal(await w.web.store.get('session', first), null);
+    assert.ok(await w.web.store.get('session', second));
+  });
+
   it('a session past its lifetime is over', async () => {
     const b = new Browser();
     await signIn(b, origin(clinic.slug), uniqueEmail('expiry'));
@@ -177,6 +188,7 @@ describe('sign-in as a backend-for-frontend', () => {
     // Idle for longer than the idle limit (8 h by default) is over too.
     await signIn(b, origin(clinic.slug), uniqueEmail('idle'));
     const id2 = b.cookies(`${clinic.slug}.localhost`).get('clinic_session')!;
+    assert.notEqual(id2, id, 'a new sign-in gets a new session id');
     const s2 = await w.web.store.get<any>('session', id2);
     await w.web.store.set('session', id2, { ...s2, touchedAt: Math.floor(Date.now() / 1000) - 9 * 3600 }, 600);
     assert.equal((await b.fetch(`${origin(clinic.slug)}/v1/me`)).status, 401);
