@@ -41,6 +41,8 @@ describe('web proxy: forwarding', () => {
     });
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /text\/event-stream/);
+    assert.match(String(res.headers['content-security-policy']), /default-src 'self'/);
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
     let text = '';
     for await (const chunk of res.body) {
       text += chunk.toString();

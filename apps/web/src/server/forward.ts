@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
 import type { Sessions } from './sessions.ts';
@@ -96,16 +97,24 @@ export function installForwarding(app: FastifyInstance, opts: { upstreams: Upstr
         .status(502)
         .send({ error: { code: 'upstream_unavailable', message: 'The service behind this page is not answering; retry in a moment.' } });
     }
-    reply.status(res.statusCode);
+    const answer: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || DROPPED_RESPONSE.has(name)) continue;
-      reply.header(name, value);
+      if (value !== undefined && !DROPPED_RESPONSE.has(name)) answer[name] = value;
     }
-    // Small answers of known length are sent in one piece (cheaper than piping a stream); the rest, the
-    // hold's event stream above all, is streamed as it comes.
+    // Small answers of known length are sent in one piece (cheaper than piping a stream).
     const length = Number(res.headers['content-length']);
-    if (Number.isFinite(length) && length <= 262_144) return reply.send(Buffer.from(await res.body.arrayBuffer()));
-    return reply.send(res.body);
+    if (Number.isFinite(length) && length <= 262_144) {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      return reply.status(res.statusCode).headers(answer).send(bytes);
+    }
+    // The rest (the hold's event stream above all) is relayed as it comes, written past Fastify's reply: a
+    // visitor who closes the tab ends the relay and the upstream request quietly, not as a logged error.
+    reply.hijack();
+    reply.raw.writeHead(res.statusCode, { ...(reply.getHeaders() as Record<string, string>), ...answer });
+    pipeline(res.body, reply.raw).catch(() => {
+      abort.abort();
+    });
+    return reply;
   }
 
   app.register(async (scope) => {
