@@ -283,7 +283,7 @@ describe('command line', { concurrency: true, skip: MODE === 'services' && 'inde
   });
 
   describe('ports are checked before the database is opened', { concurrency: 1 }, () => {
-    for (const setting of ['TELEMETRY_PORT', 'COMPOSER_PORT'] as const) {
+    for (const setting of ['TELEMETRY_PORT', 'COMPOSER_PORT', 'WEB_PORT', 'DEV_OIDC_PORT'] as const) {
       it(`a busy ${setting} is named with its port, and no database was created`, async () => {
         const blocker = net.createServer();
         await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

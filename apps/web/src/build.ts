@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 const WEB_ROOT = resolve(import.meta.dirname, '..');
@@ -40,4 +40,37 @@ export function buildFrontEnd(): Promise<void> {
     child.on('error', fail);
     child.on('exit', (code) => (code === 0 ? ok() : fail(new Error(`npm run build -w @clinic/web exited with ${code}`))));
   });
+}
+
+/**
+ * Builds the front end when it is missing or stale, once at a time across processes (two browser test
+ * files or two `npm start`s would otherwise write dist/ together): a lock folder, waited for up to 5
+ * minutes; whoever gets it checks again. Returns why it built, or null.
+ */
+export async function ensureFrontEndBuilt(distDir: string, log: (line: string) => void): Promise<string | null> {
+  const lock = join(WEB_ROOT, '.build-lock');
+  for (let waited = 0; ; waited += 500) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A lock older than the longest build is a crashed builder's: take it over.
+      const age = Date.now() - ((await stat(lock).catch(() => null))?.mtimeMs ?? Date.now());
+      if (age > 300_000 || waited > 300_000) {
+        await rmdir(lock).catch(() => undefined);
+        continue;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    const why = await frontEndBuildNeeded(distDir);
+    if (!why) return null;
+    log(`Building the front end (${why}): npm run build -w @clinic/web`);
+    await buildFrontEnd();
+    return why;
+  } finally {
+    await rmdir(lock).catch(() => undefined);
+  }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { startTestApp, type TestApp, REDIS_URL } from '../../core-api/test/helpers.ts';
 import { DEV_OIDC_SCOPE, type DevOidcProvider, startDevOidcProvider } from '../../core-api/src/platform/auth/dev-oidc.ts';
-import { buildWebServer, parseWebConfig, type WebServer } from '../src/index.ts';
+import { buildWebServer, parseWebConfig, type WebConfig, type WebServer } from '../src/index.ts';
 
 /** A built front end stand-in: the two pages with a `</head>` for the page context, and one asset. */
 export async function fakeDist(): Promise<string> {
@@ -26,6 +26,7 @@ export interface WebWorld {
   coreUrl: string;
   provider: DevOidcProvider;
   web: WebServer;
+  config: WebConfig;
   /** Port of the proxy: reach any host through 127.0.0.1 with a Host header. */
   port: number;
   close(): Promise<void>;
@@ -42,6 +43,7 @@ export async function startWebWorld(
   const t = await startTestApp({ env: { TRUST_PROXY: 'loopback', ...opts.coreEnv } });
   const coreUrl = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const provider = await startDevOidcProvider({
+    config: t.config,
     devIssuer: t.issuer,
     host: '127.0.0.1',
     port: 0,
@@ -69,6 +71,7 @@ export async function startWebWorld(
     coreUrl,
     provider,
     web,
+    config,
     port: Number(new URL(url).port),
     async close() {
       await web.close();
@@ -142,6 +145,8 @@ export class Browser {
 /** Signs in on `clinicOrigin` through the development provider's page, as a browser does; returns the final page. */
 export async function signIn(b: Browser, clinicOrigin: string, email: string, returnTo = '/portal'): Promise<Res> {
   const toProvider = await b.follow(`${clinicOrigin}/auth/login?return_to=${encodeURIComponent(returnTo)}`);
+  // Still signed in at the provider (no sign-out there): it sends the browser straight back.
+  if (toProvider.url.startsWith(clinicOrigin)) return toProvider.res;
   // The provider redirects to its interaction page: a form with one Email field and a Sign in button.
   const form = toProvider.res.body;
   const action = /<form method="post" action="([^"]+)"/.exec(form)?.[1];

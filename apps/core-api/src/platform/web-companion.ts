@@ -1,4 +1,4 @@
-import { buildFrontEnd, buildWebServer, deriveSecret, frontEndBuildNeeded, type WebConfig } from '@clinic/web';
+import { buildWebServer, deriveSecret, ensureFrontEndBuilt, type WebConfig } from '@clinic/web';
 import { DEV_OIDC_SCOPE, startDevOidcProvider } from './auth/dev-oidc.ts';
 import { DEMO_SLUG } from './demo-clinic.ts';
 import type { Runtime } from './runtime.ts';
@@ -15,7 +15,13 @@ export function webCompanion(web: WebConfig, coreUrl: () => string, telemetryUrl
       if (!rt.devIssuer) throw new Error('the web companion runs with the development issuer only');
       const provider = web.oidc
         ? null
-        : await startDevOidcProvider({ devIssuer: rt.devIssuer, host: rt.config.host, port: rt.config.devOidcPort, logger: rt.logger });
+        : await startDevOidcProvider({
+            config: rt.config,
+            devIssuer: rt.devIssuer,
+            host: rt.config.host,
+            port: rt.config.devOidcPort,
+            logger: rt.logger,
+          });
       if (provider) {
         web.oidc = {
           issuerUrl: provider.issuer,
@@ -31,10 +37,10 @@ export function webCompanion(web: WebConfig, coreUrl: () => string, telemetryUrl
       if (!process.env.CORE_API_URL) web.coreApiUrl = coreUrl();
       const telemetry = telemetryUrl();
       if (!process.env.TELEMETRY_URL && telemetry) web.telemetryUrl = telemetry;
-      const why = await frontEndBuildNeeded(web.distDir).catch(() => null);
-      if (why) {
-        process.stderr.write(`Building the front end (${why}): npm run build -w @clinic/web\n`);
-        await buildFrontEnd().catch((err: Error) => process.stderr.write(`Front-end build failed: ${err.message}\n`));
+      if (web.buildOnStart) {
+        await ensureFrontEndBuilt(web.distDir, (line) => process.stderr.write(`${line}\n`)).catch((err: Error) =>
+          process.stderr.write(`Front-end build failed (the pages will say so): ${err.message}\n`),
+        );
       }
       const server = await buildWebServer({ config: web, logger: rt.logger as never, redis: rt.redis });
       let url: string;

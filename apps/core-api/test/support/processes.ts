@@ -19,12 +19,27 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Ports for every service a spawned `main.ts` listens on (core, telemetry, composer), so a test server
- * never meets `npm start` running in another terminal or another test file's server.
+ * Ports for every service a spawned `main.ts` listens on (core, telemetry, composer, web, development
+ * OpenID provider), so a test server never meets `npm start` running in another terminal or another test
+ * file's server. These servers skip the front-end build (the browser harness builds it once, under a lock).
  */
-export async function servicePorts(): Promise<{ PORT: string; TELEMETRY_PORT: string; COMPOSER_PORT: string }> {
-  const [core, telemetry, composer] = await Promise.all([freePort(), freePort(), freePort()]);
-  return { PORT: String(core), TELEMETRY_PORT: String(telemetry), COMPOSER_PORT: String(composer) };
+export async function servicePorts(): Promise<{
+  PORT: string;
+  TELEMETRY_PORT: string;
+  COMPOSER_PORT: string;
+  WEB_PORT: string;
+  DEV_OIDC_PORT: string;
+  WEB_BUILD_ON_START: 'off';
+}> {
+  const [core, telemetry, composer, web, oidc] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  return {
+    PORT: String(core),
+    TELEMETRY_PORT: String(telemetry),
+    COMPOSER_PORT: String(composer),
+    WEB_PORT: String(web),
+    DEV_OIDC_PORT: String(oidc),
+    WEB_BUILD_ON_START: 'off',
+  };
 }
 
 const live = new Set<ChildProcess>();

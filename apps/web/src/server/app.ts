@@ -87,7 +87,8 @@ export async function buildWebServer(deps: WebDeps): Promise<WebServer> {
       'OpenID Connect run by the proxy (`/auth/...`); the browser holds only an opaque httpOnly session cookie.',
   });
   installHealthRoute(app);
-  installSecurity(app, { issuerOrigin: () => (config.oidc ? new URL(config.oidc.issuerUrl).origin : null) });
+  const issuerOrigin = config.oidc ? new URL(config.oidc.issuerUrl).origin : null;
+  installSecurity(app, { issuerOrigin: () => issuerOrigin });
   installSiteResolution(app, hosts);
   // Sign-out may be a plain HTML form: its fields arrive url-encoded.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) =>

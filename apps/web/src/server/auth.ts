@@ -190,6 +190,9 @@ export function installAuthRoutes(app: FastifyInstance, deps: AuthDeps): void {
         });
       }
       clearCookie(reply, site.hostname, LOGIN_COOKIE, '/auth');
+      // A session this browser already had here ends: one browser, one session per host.
+      const previous = await deps.sessions.load(request, site.hostname);
+      if (previous) await deps.store.delete('session', previous.id);
       await deps.sessions.create(reply, site.hostname, { subject: handoff.subject, email: handoff.email, tokens: handoff.tokens });
       return reply.header('cache-control', 'no-store').redirect(handoff.returnTo, 303);
     },

@@ -43,6 +43,8 @@ export interface WebConfig {
   hostCache: { ttlSeconds: number; negativeTtlSeconds: number; max: number };
   /** Built front end (Vite output): dist/booking/index.html, dist/portal/index.html, dist/assets/. */
   distDir: string;
+  /** `npm start` builds the front end first when it is missing or stale (WEB_BUILD_ON_START=off: never). */
+  buildOnStart: boolean;
   /** null when no provider is configured: sign-in answers 503 with the settings to set. */
   oidc: OidcSettings | null;
 }
@@ -142,6 +144,7 @@ export function parseWebConfig(
       max: int(env, 'WEB_HOST_CACHE_SIZE', 10_000, 1),
     },
     distDir: resolve(env.WEB_DIST_DIR || resolve(import.meta.dirname, '../../dist')),
+    buildOnStart: env.WEB_BUILD_ON_START !== 'off',
     oidc,
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher, Pool } from 'undici';
 import type { Sessions } from './sessions.ts';
@@ -28,6 +29,9 @@ const DROPPED_REQUEST = new Set([
   'referer',
 ]);
 const DROPPED_RESPONSE = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'set-cookie', 'content-length']);
+
+/** Public routes whose `organization` query parameter chooses the clinic. */
+const ORGANIZATION_QUERY_PATHS = /^\/v1\/public\/(services|specialists|locations|availability)(\/|$)/;
 
 /** Telemetry paths authenticated by the exercise-session token the page got from the API, not by the user's token. */
 const SESSION_TOKEN_PATHS = /^\/v1\/(pose\/|sessions\/)/;
@@ -59,8 +63,9 @@ export function installForwarding(app: FastifyInstance, opts: { upstreams: Upstr
     if (site.target.kind === 'clinic') {
       const org = site.target.organization;
       headers['x-organization-id'] = org.id;
-      // Public routes name their organization in the query: on a clinic host it is always this host's.
-      if (url.pathname.startsWith('/v1/public/')) url.searchParams.set('organization', org.id);
+      // The public directory and availability name their organization in the query: on a clinic host it is
+      // always this host's. (Holds and bookings are reached by their own ids and secrets.)
+      if (ORGANIZATION_QUERY_PATHS.test(url.pathname)) url.searchParams.set('organization', org.id);
     }
     const ref = await opts.sessions.load(request, site.hostname);
     const clientAuth = request.headers.authorization;
@@ -92,12 +97,24 @@ export function installForwarding(app: FastifyInstance, opts: { upstreams: Upstr
         .status(502)
         .send({ error: { code: 'upstream_unavailable', message: 'The service behind this page is not answering; retry in a moment.' } });
     }
-    reply.status(res.statusCode);
+    const answer: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || DROPPED_RESPONSE.has(name)) continue;
-      reply.header(name, value);
+      if (value !== undefined && !DROPPED_RESPONSE.has(name)) answer[name] = value;
     }
-    return reply.send(res.body);
+    // Small answers of known length are sent in one piece (cheaper than piping a stream).
+    const length = Number(res.headers['content-length']);
+    if (Number.isFinite(length) && length <= 262_144) {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      return reply.status(res.statusCode).headers(answer).send(bytes);
+    }
+    // The rest (the hold's event stream above all) is relayed as it comes, written past Fastify's reply: a
+    // visitor who closes the tab ends the relay and the upstream request quietly, not as a logged error.
+    reply.hijack();
+    reply.raw.writeHead(res.statusCode, { ...(reply.getHeaders() as Record<string, string>), ...answer });
+    pipeline(res.body, reply.raw).catch(() => {
+      abort.abort();
+    });
+    return reply;
   }
 
   app.register(async (scope) => {

@@ -26,6 +26,21 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * missing or different Origin is refused (403 forbidden), whatever cookie rides along.
  */
 export function installSecurity(app: FastifyInstance, opts: { issuerOrigin: () => string | null }): void {
+  let cached: { issuer: string | null; policy: string } | null = null;
+  const policy = () => {
+    const issuer = opts.issuerOrigin();
+    if (cached?.issuer !== issuer) cached = { issuer, policy: contentSecurityPolicy(issuer) };
+    return cached.policy;
+  };
+  // Set as the request arrives, so every answer has them: errors, and streams written past Fastify's reply.
+  app.addHook('onRequest', async (request, reply) => {
+    // The API description page (swagger-ui) is the service's own tool, not an app page; it brings its own policy.
+    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', policy());
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'strict-origin-when-cross-origin');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+  });
   app.addHook('onRequest', async (request, reply) => {
     if (SAFE_METHODS.has(request.method)) return;
     const origin = request.headers.origin;
@@ -43,13 +58,5 @@ export function installSecurity(app: FastifyInstance, opts: { issuerOrigin: () =
           },
         });
     }
-  });
-  app.addHook('onSend', async (request, reply) => {
-    // The API description page (swagger-ui) is the service's own tool, not an app page; it brings its own policy.
-    if (!request.url.startsWith('/docs')) reply.header('content-security-policy', contentSecurityPolicy(opts.issuerOrigin()));
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'strict-origin-when-cross-origin');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('cross-origin-opener-policy', 'same-origin');
   });
 }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createDevIssuer } from '../../../core-api/src/platform/auth/dev-issuer.ts';
+import { ensureFrontEndBuilt } from '../../src/build.ts';
 
 /**
  * The browser-test harness (web contract): the whole embedded platform started as `npm start` does
@@ -133,6 +134,9 @@ export async function startPlatform(opts: { env?: Record<string, string>; startT
   };
   delete env.DATABASE_URL;
   delete env.TEST_DB_TEMPLATE;
+  // Built once here, under a lock shared by every browser test file, rather than by each server.
+  await ensureFrontEndBuilt(join(REPO_ROOT, 'apps', 'web', 'dist'), (line) => process.stderr.write(`${line}\n`));
+  env.WEB_BUILD_ON_START = 'off';
   const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
   const child: ChildProcess = spawn(tsx, ['apps/core-api/src/main.ts'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -88,6 +88,8 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
 }
 
 export async function startDevOidcProvider(opts: {
+  /** The core API's settings: a production one refuses the start (assertDevelopmentOnly). */
+  config: { env: string; auth: { mode: string } };
   devIssuer: DevIssuer;
   host: string;
   port: number;
@@ -95,6 +97,7 @@ export async function startDevOidcProvider(opts: {
   accessTokenTtlSeconds?: number;
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 }): Promise<DevOidcProvider> {
+  assertDevelopmentOnly({ env: opts.config.env, authMode: opts.config.auth.mode, jwksUrlSet: opts.config.auth.mode === 'jwks' });
   const server: Server = createServer();
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
