@@ -17,7 +17,7 @@ export interface DevClinic {
   serviceId: string;
   specialistId: string;
   locationId: string;
-  /** A superadmin's bearer token (development issuer), to act as the clinic's staff in tests. */
+  /** The bearer token of the clinic's administrator (a member; development issuer), to act as its staff in tests. */
   adminToken: string;
   /** Signs a development token for any email. */
   token(email: string): Promise<string>;
@@ -51,6 +51,11 @@ export async function createDevClinic(apiUrl: string, opts: { slug: string; name
       body: { name: 'Central clinic', timezone: 'Europe/Bucharest', address_line1: 'Str. Lipscani 10', city: 'București' },
     })
   ).data.data;
+  // Staff work is done by a member: a superadmin reads no patient data without a break-glass session.
+  const deskEmail = `desk+${opts.slug}@example.com`;
+  const deskToken = await issuer.sign(deskEmail);
+  await createClient({ baseUrl: apiUrl, token: deskToken }).getMe();
+  await api.addMember({ params: { id: org.id }, body: { email: deskEmail, role_code: 'admin' } });
   const memberEmail = `ana+${opts.slug}@example.com`;
   await createClient({ baseUrl: apiUrl, token: await issuer.sign(memberEmail) }).getMe();
   const member = (await api.addMember({ params: { id: org.id }, body: { email: memberEmail, role_code: 'specialist' } })).data.data as {
@@ -95,7 +100,7 @@ export async function createDevClinic(apiUrl: string, opts: { slug: string; name
     serviceId: service.id,
     specialistId: specialist.id,
     locationId: location.id,
-    adminToken,
+    adminToken: deskToken,
     token: (email) => issuer.sign(email),
   };
 }
