@@ -2587,6 +2587,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.treatment_plan_exercises_sync() returns trigger security definer
 --   app.treatment_plan_version_approval() returns trigger security definer
 --   app.treatment_plan_versions_guard() returns trigger
+--   app.unresolved_references(p_org uuid, p_targets text[], p_ids uuid[]) returns SETOF integer security definer
 --   app.user_email_sort() returns trigger security definer
 --   app.user_email_to_patients() returns trigger security definer
 --   app.user_id_by_email(address text) returns uuid security definer

@@ -45,7 +45,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/forms/:id/render',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'forms', pdf_template_id: 'pdf_templates' }, idempotent: true },
       onRequest: [requirePermission('pdf_templates.render')],
       schema: {
         operationId: 'renderForm',
@@ -86,7 +86,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/appointments/:id/documents',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'appointments', pdf_template_id: 'pdf_templates' }, idempotent: true },
       onRequest: [requirePermission('documents.create')],
       schema: {
         operationId: 'createAppointmentDocument',
