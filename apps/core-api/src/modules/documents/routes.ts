@@ -77,7 +77,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => {
-      const rows = await request.inTx((tx) => q.listDocuments(tx, orgIdOf(request), { formId: request.params.id }));
+      const rows = await request.inTx((tx) => svc.listDocumentsOf(tx, orgIdOf(request), { formId: request.params.id }));
       request.logAccess({ action: 'document.listed', patientIds: rows.map((d) => d.patient_id), targetId: request.params.id });
       return listOf(rows);
     },
@@ -118,7 +118,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => {
-      const rows = await request.inTx((tx) => q.listDocuments(tx, orgIdOf(request), { appointmentId: request.params.id }));
+      const rows = await request.inTx((tx) => svc.listDocumentsOf(tx, orgIdOf(request), { appointmentId: request.params.id }));
       request.logAccess({ action: 'document.listed', patientIds: rows.map((d) => d.patient_id), targetId: request.params.id });
       return listOf(rows);
     },
