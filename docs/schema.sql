@@ -1382,6 +1382,8 @@ create table public.organization_settings (
   default_timezone text not null default 'UTC'::text,
   created_at timestamp with time zone not null default now(),
   updated_at timestamp with time zone not null default now(),
+  calendar_title text not null default 'clinic'::text,
+  constraint organization_settings_calendar_title_check CHECK ((calendar_title = ANY (ARRAY['clinic'::text, 'clinic_and_service'::text, 'full'::text]))),
   constraint organization_settings_default_timezone_check CHECK (((length(default_timezone) >= 1) AND (length(default_timezone) <= 64))),
   constraint organization_settings_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint organization_settings_pkey PRIMARY KEY (organization_id)
@@ -2506,6 +2508,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.bump_context_epoch() returns trigger security definer
 --   app.bump_own_context_version() returns trigger
 --   app.bump_user_context_version() returns trigger security definer
+--   app.calendar_heading(org uuid) returns text[] security definer
 --   app.caregiver_email(link_org uuid, link_id uuid) returns text security definer
 --   app.consent_ledger_guard() returns trigger
 --   app.consent_patient_user_id(patient uuid) returns uuid security definer
@@ -2569,6 +2572,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.pose_batches_of_deleted_session() returns trigger security definer
 --   app.secure_table(t regclass, privileges text) returns void
 --   app.segment_current_evaluation(org uuid, seg uuid) returns uuid security definer
+--   app.set_calendar_title(org uuid, title text) returns text security definer
 --   app.set_own_calendar_feed(cal uuid, hash text) returns boolean security definer
 --   app.specialist_availability_goes_first() returns trigger security definer
 --   app.specialist_calendar() returns trigger security definer
@@ -2587,6 +2591,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.treatment_plan_exercises_sync() returns trigger security definer
 --   app.treatment_plan_version_approval() returns trigger security definer
 --   app.treatment_plan_versions_guard() returns trigger
+--   app.unresolved_references(p_org uuid, p_targets text[], p_ids uuid[]) returns SETOF integer security definer
 --   app.user_email_sort() returns trigger security definer
 --   app.user_email_to_patients() returns trigger security definer
 --   app.user_id_by_email(address text) returns uuid security definer

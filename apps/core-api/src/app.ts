@@ -59,6 +59,7 @@ import { meRoutes } from './modules/me/routes.ts';
 import { organizationRoutes } from './modules/organizations/routes.ts';
 import { systemInfoRoutes } from './modules/system-info/routes.ts';
 import { installPipeline } from './platform/pipeline.ts';
+import { installReferences } from './platform/references.ts';
 import { limiterFactory, tenantLimits } from './platform/limits.ts';
 import { installTimeouts } from './platform/timeouts.ts';
 import type { Runtime } from './platform/runtime.ts';
@@ -124,6 +125,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   });
 
   installAccessLog(app, rt.accessLog);
+  // Ids in bodies that routes declare (config.references) must name the organization's rows.
+  installReferences(app);
 
   // Routes that opt in with config.idempotent get Idempotency-Key handling (spec 4.1); it must be
   // installed before they are declared. Results are scoped by organization and principal.

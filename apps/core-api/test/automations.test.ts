@@ -184,6 +184,15 @@ describe('automations: rules, runs and executions', () => {
     assert.ok(ics, 'the .ics attachment');
     const event = new ICAL.Component(ICAL.parse(ics.content.toString('utf8'))).getFirstSubcomponent('vevent')!;
     assert.equal(event.getFirstPropertyValue('uid'), `${soon.id}@127.0.0.1`);
+    // Private, titled with the clinic's name only (the default calendar_title): no service, no specialist.
+    assert.equal(event.getFirstPropertyValue('class'), 'PRIVATE');
+    const orgName = (
+      await t.db.query<{ name: string }>(
+        'select name from organizations o join appointments a on a.organization_id = o.id where a.id = $1',
+        [soon.id],
+      )
+    ).rows[0]!.name;
+    assert.equal(event.getFirstPropertyValue('summary'), orgName);
     assert.equal((event.getFirstPropertyValue('dtstart') as ICAL.Time).toJSDate().toISOString(), new Date(soon.starts_at).toISOString());
     const [run] = await runsOf(soon.id);
     await waitFor('the run to finish', async () => (await runsOf(soon.id))[0]?.status === 'done');

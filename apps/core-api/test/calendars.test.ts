@@ -314,16 +314,21 @@ describe('calendars', () => {
       assert.deepEqual([cleared.rules, cleared.exceptions], [[], []]);
     });
 
-    it('a rule or exception at another location (the organization’s own included) is 422, and nothing changes', async () => {
+    it("a rule or exception at another of the organization's locations is 422, another organization's is 400; nothing changes", async () => {
       const c = await room();
       dataOf(await as(admin.token, 'PUT', `/v1/calendars/${c.id}/availability`, { rules: rules() }));
       const elsewhere = await as(admin.token, 'PUT', `/v1/calendars/${c.id}/availability`, {
         rules: [{ location_id: locB, weekday: 2, start: '09:00', end: '10:00' }],
-        exceptions: [{ kind: 'extra_hours', date: '2026-12-08', location_id: otherLoc, start: '08:00', end: '09:00' }],
+        exceptions: [{ kind: 'extra_hours', date: '2026-12-08', location_id: locB, start: '08:00', end: '09:00' }],
       });
       const fields = assertError(elsewhere, 422, 'validation_failed').fields;
       assert.deepEqual(Object.keys(fields).sort(), ['exceptions[0].location_id', 'rules[0].location_id']);
       assert.match(fields['rules[0].location_id'], /not this calendar's location/);
+      const foreign = await as(admin.token, 'PUT', `/v1/calendars/${c.id}/availability`, {
+        rules: rules(),
+        exceptions: [{ kind: 'extra_hours', date: '2026-12-08', location_id: otherLoc, start: '08:00', end: '09:00' }],
+      });
+      assert.deepEqual(Object.keys(assertError(foreign, 400, 'validation_error').fields), ['exceptions.0.location_id']);
       const overlapping = await as(admin.token, 'PUT', `/v1/calendars/${c.id}/availability`, {
         rules: [
           { location_id: locA, weekday: 2, start: '09:00', end: '12:00' },

@@ -290,8 +290,13 @@ describe('documents', { skip }, () => {
         404,
         'not_found',
       );
-      // Another organization's template: not found here.
-      assertError(await c.call('POST', `/v1/forms/${formId}/render`, c.admin, { pdf_template_id: otherTpl.id }), 404, 'not_found');
+      // Another organization's template: an id the body may not name here.
+      const foreignTpl = assertError(
+        await c.call('POST', `/v1/forms/${formId}/render`, c.admin, { pdf_template_id: otherTpl.id }),
+        400,
+        'validation_error',
+      );
+      assert.ok(foreignTpl.fields.pdf_template_id);
       const draft = dataOf(
         await c.call('POST', '/v1/pdf-templates', c.admin, { name: 'Draft', kind: 'form', layout: formLayout, draft: true }),
         201,

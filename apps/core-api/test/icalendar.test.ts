@@ -49,6 +49,7 @@ function parse(text: string) {
 describe('iCalendar', () => {
   let t: TestApp;
   let c: Clinic;
+  let clinicName = '';
   let other: Clinic;
   let logged: { rt: Runtime; app: FastifyInstance };
   const lines: string[] = [];
@@ -63,6 +64,7 @@ describe('iCalendar', () => {
   before(async () => {
     t = await startTestApp({ env: { RATELIMIT_PUBLIC_LIMIT: '100000' } });
     c = await setUpClinic(t, 'ical', { serviceName: SERVICE });
+    clinicName = (await t.db.query<{ name: string }>('select name from organizations where id = $1', [c.org.id])).rows[0]!.name;
     other = await setUpClinic(t, 'ical-other');
     // The patient has a name, a phone and notes: none of it may reach a calendar.
     dataOf(
@@ -123,7 +125,19 @@ describe('iCalendar', () => {
     assert.equal(events.length, 1);
     const e = events[0]!;
     assert.match(e.uid, new RegExp(`^${a.id}@`));
-    assert.deepEqual([e.summary, e.location, e.status], [`${SERVICE} with Dr Spec 1`, 'Central', 'CONFIRMED']);
+    // The title names the clinic only unless the clinic chose more; every entry is private.
+    assert.deepEqual([e.summary, e.location, e.status], [clinicName, 'Central', 'CONFIRMED']);
+    assert.ok(res.body.includes('CLASS:PRIVATE'));
+    assert.ok(!res.body.includes('Dr Spec 1') && !res.body.includes('ședință'), 'neither the service nor the specialist by default');
+    assert.equal(dataOf(await c.call('GET', `/v1/organizations/${c.org.id}/settings`, c.admin)).calendar_title, 'clinic');
+    const titled = async (choice: string) => {
+      dataOf(await c.call('PATCH', `/v1/organizations/${c.org.id}`, c.admin, { calendar_title: choice }));
+      return parse((await ics(a.id, c.patient.token)).body).events[0]!.summary;
+    };
+    assert.equal(await titled('clinic_and_service'), `${clinicName}: ${SERVICE}`);
+    assert.equal(await titled('full'), `${clinicName}: ${SERVICE} with Dr Spec 1`);
+    assert.equal(await titled('clinic'), clinicName);
+    assertError(await c.call('PATCH', `/v1/organizations/${c.org.id}`, c.admin, { calendar_title: 'everything' }), 400, 'validation_error');
     assert.deepEqual([e.start, e.end], [new Date(a.starts_at).toISOString(), new Date(a.ends_at).toISOString()]);
     assert.ok(e.description.includes(a.id));
     for (const secret of ['Zenobia', 'Quillfeather', '711 222 333', '711222333', c.patient.email, 'private worry', 'staff-only'])
@@ -192,7 +206,7 @@ describe('iCalendar', () => {
       ['CONFIRMED', 'CONFIRMED', 'CANCELLED', 'CANCELLED', 'CONFIRMED'],
     );
     for (const id of [longAgo.id, cancelledLongAgo.id, colleague.id]) assert.ok(!byUid.has(id), `${id} is not in the feed`);
-    assert.equal(byUid.get(booked.id)!.summary, SERVICE, 'a busy block with the service name');
+    assert.equal(byUid.get(booked.id)!.summary, clinicName, "a busy block with the clinic's name only");
     assert.ok(byUid.get(booked.id)!.description.includes(booked.id), 'and the appointment id');
     for (const secret of ['Zenobia', 'Quillfeather', '711 222 333', '711222333', c.patient.email, 'staff-only'])
       assert.ok(!got.body.includes(secret), `${secret} must not be in the feed`);

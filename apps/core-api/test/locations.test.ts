@@ -91,7 +91,7 @@ describe('locations', () => {
           postal_code: '500000',
           country: 'RO',
           timezone: 'Europe/Bucharest',
-          phone: '+40 268 000 000',
+          phone: '+40268000000',
           created_at: undefined,
           updated_at: undefined,
         },
@@ -303,7 +303,7 @@ describe('locations', () => {
 
   describe('PATCH (updateLocation)', () => {
     it('changes only the fields given, bumps updated_at, and audits each change with from and to', async () => {
-      const l = await created(adminA, orgA.id, { city: 'Brasov', phone: '0268 000 000', region: 'BV' });
+      const l = await created(adminA, orgA.id, { city: 'Brasov', phone: '+40 268 000 000', region: 'BV' });
       const res = await patch(adminA, orgA.id, l.id, { city: ' Sibiu ', phone: null, region: '', timezone: 'Europe/Bucharest' });
       assert.equal(res.statusCode, 200, res.body);
       const u = res.json().data;
@@ -318,7 +318,7 @@ describe('locations', () => {
       );
       // timezone was given with its current value: not a change.
       assert.deepEqual(audit[1]!.data, {
-        changes: { city: { from: 'Brasov', to: 'Sibiu' }, region: { from: 'BV', to: null }, phone: { from: '0268 000 000', to: null } },
+        changes: { city: { from: 'Brasov', to: 'Sibiu' }, region: { from: 'BV', to: null }, phone: { from: '+40268000000', to: null } },
       });
       assert.equal(audit[1]!.actor_user_id, await userId(adminA));
     });

@@ -227,7 +227,7 @@ describe('patients and specialists', () => {
           display_name: 'Dr. Ana',
           title: 'Physiotherapist',
           contact_email: 'ana@clinic.test',
-          contact_phone: '+40 700',
+          contact_phone: '+40 712 345 678',
           custom_fields: { languages: 'ro, en', rate: 50 },
         }),
         201,

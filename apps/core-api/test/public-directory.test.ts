@@ -226,7 +226,7 @@ describe('specialist profile and public booking directory', () => {
       const locations = (await pub(`/v1/public/locations?organization=${org.id}`)).json().data;
       assert.deepEqual(
         locations.map((l: { name: string; phone: string; timezone: string }) => [l.name, l.phone, l.timezone]),
-        [['Central', '+40 264 000 000', 'Europe/Bucharest']],
+        [['Central', '+40264000000', 'Europe/Bucharest']],
       );
     });
 

@@ -413,7 +413,7 @@ describe('service catalog', () => {
           services,
         });
         assertError(res, 400, 'validation_error');
-        assert.ok(res.json().error.fields.services, res.body);
+        assert.ok(res.json().error.fields['services.0.service_id'], res.body);
       }
       const s = await service();
       const dup = await call('POST', '/v1/service-plans', who.admin, {

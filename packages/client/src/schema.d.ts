@@ -11058,6 +11058,8 @@ export interface components {
             language_code: string;
             /** @description IANA time zone name used where no location gives one; default UTC. */
             default_timezone: string;
+            /** @description What appointments' calendar entries (.ics feeds, downloads, message attachments) say in their title: the clinic's name only (clinic, the default), with the service (clinic_and_service), or with the service and the specialist (full). Entries are always CLASS:PRIVATE. Changed with PATCH /v1/organizations/{id}. */
+            calendar_title: "clinic" | "clinic_and_service" | "full";
             /** Format: date-time */
             updated_at: string;
         };
@@ -13673,6 +13675,8 @@ export interface operations {
                     slug?: string;
                     /** @description Stored as given (no value constraint beyond 1 to 35 characters, spec 2.5). Front-ends render en and ro and fall back to en for anything else. */
                     language_code?: string;
+                    /** @description What appointments' calendar entries (.ics feeds, downloads, message attachments) say in their title: the clinic's name only (clinic, the default), with the service (clinic_and_service), or with the service and the specialist (full). Entries are always CLASS:PRIVATE. Changed with PATCH /v1/organizations/{id}. */
+                    calendar_title?: "clinic" | "clinic_and_service" | "full";
                 };
             };
         };

@@ -32,11 +32,27 @@ const MAGIC: Record<string, (b: Buffer) => boolean> = {
 /** The organization and record parts of a key, exactly: the sweeps cast them to uuid. */
 const UUID_TEXT = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 
+const lastV7 = { ms: 0, seq: 0 };
+
 /** A UUIDv7 (spec 2.1): the object key is chosen before the row exists, and the sweep reads its age from it. */
 export function uuidV7(): string {
+  // Monotonic in this process like app.uuid_v7(): a 12-bit counter in rand_a within one millisecond.
+  let ms = Date.now();
+  let seq = 0;
+  if (ms <= lastV7.ms) {
+    ms = lastV7.ms;
+    seq = lastV7.seq + 1;
+    if (seq > 0xfff) {
+      ms += 1;
+      seq = 0;
+    }
+  }
+  lastV7.ms = ms;
+  lastV7.seq = seq;
   const b = randomBytes(16);
-  b.writeUIntBE(Date.now(), 0, 6);
-  b[6] = (b[6]! & 0x0f) | 0x70;
+  b.writeUIntBE(ms, 0, 6);
+  b[6] = 0x70 | (seq >> 8);
+  b[7] = seq & 0xff;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = b.toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;

@@ -61,8 +61,25 @@ export interface IcsEvent {
   /** The organizer's display name and address (an email's invitation); absent in feeds. */
   organizer?: { name: string; email: string };
   status: 'CONFIRMED' | 'CANCELLED' | 'TENTATIVE';
-  /** PRIVATE in a feed: a client that shares free/busy shows the time, not the text. */
-  privateClass?: boolean;
+}
+
+/** How much an appointment's title says (organization_settings.calendar_title). */
+export type CalendarTitle = 'clinic' | 'clinic_and_service' | 'full';
+export const CALENDAR_TITLES: readonly CalendarTitle[] = ['clinic', 'clinic_and_service', 'full'];
+
+/**
+ * An appointment's SUMMARY as the clinic chose: its name only (the default), with the service, or with the service
+ * and the specialist. Never the patient.
+ */
+export function appointmentTitle(
+  title: string | null | undefined,
+  parts: { clinic: string; service: string | null; specialist: string | null },
+): string {
+  const clinic = parts.clinic || 'Appointment';
+  if (title === 'clinic_and_service' && parts.service) return `${clinic}: ${parts.service}`;
+  if (title === 'full' && parts.service)
+    return parts.specialist ? `${clinic}: ${parts.service} with ${parts.specialist}` : `${clinic}: ${parts.service}`;
+  return clinic;
 }
 
 /** A VCALENDAR of events, CRLF throughout, each line folded. */
@@ -98,7 +115,8 @@ export function buildCalendar(opts: {
     if (e.location) lines.push(`LOCATION:${escapeText(e.location)}`);
     if (e.organizer) lines.push(`ORGANIZER;CN=${escapeText(e.organizer.name).replace(/[":]/g, '')}:mailto:${e.organizer.email}`);
     lines.push(`STATUS:${e.status}`, 'TRANSP:OPAQUE');
-    if (e.privateClass) lines.push('CLASS:PRIVATE');
+    // Every appointment is private: a client that shares the calendar shows the time, not the text.
+    lines.push('CLASS:PRIVATE');
     lines.push('END:VEVENT');
   }
   lines.push('END:VCALENDAR');

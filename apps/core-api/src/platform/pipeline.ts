@@ -7,6 +7,7 @@ import { resolveContext, type IdentityDeps } from './identity/service.ts';
 import { actAsCaregiver, patientConsentRequired } from './identity/caregiver.ts';
 import { IMPERSONATION_PREFIX, impersonationContext } from './identity/impersonation.ts';
 import { PUBLIC_PREFIX, type PipelineLimits } from './limits.ts';
+import { takeReferences } from './references.ts';
 import { queryBudget, type Timeouts } from './timeouts.ts';
 import { patientDataGate } from './gates.ts';
 
@@ -109,7 +110,14 @@ export function installPipeline(app: FastifyInstance, deps: PipelineDeps): void 
   app.decorateRequest('ctx', null);
   app.decorateRequest('inTx', function <T>(this: FastifyRequest, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     if (!this.ctx) throw new Error('inTx on a route without a request context');
-    return deps.db.withScope({ ...scopeOf(this.ctx), statementTimeoutMs: queryBudget(this.routeOptions.config, deps.timeouts) }, fn);
+    const check = takeReferences(this);
+    const run = check
+      ? async (tx: Queryable) => {
+          await check(tx);
+          return fn(tx);
+        }
+      : fn;
+    return deps.db.withScope({ ...scopeOf(this.ctx), statementTimeoutMs: queryBudget(this.routeOptions.config, deps.timeouts) }, run);
   });
 
   app.addHook('onRequest', async (request, reply) => {

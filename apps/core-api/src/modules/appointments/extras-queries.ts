@@ -132,10 +132,12 @@ export interface CalendarEntryRow {
   service_name: string;
   specialist_name: string | null;
   location_name: string | null;
+  /** app.calendar_heading: the clinic's title choice and its name. */
+  heading: [string, string] | null;
 }
 
 const ENTRY_COLUMNS = `a.id, a.status, a.starts_at, a.ends_at, a.mode, a.updated_at, a.created_at, s.name as service_name,
-  sp.display_name as specialist_name, l.name as location_name`;
+  sp.display_name as specialist_name, l.name as location_name, app.calendar_heading(a.organization_id) as heading`;
 const ENTRY_JOINS = `join services s on s.organization_id = a.organization_id and s.id = a.service_id
   left join specialists sp on sp.organization_id = a.organization_id and sp.id = a.specialist_id
   left join locations l on l.organization_id = a.organization_id and l.id = a.location_id`;

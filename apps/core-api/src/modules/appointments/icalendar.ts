@@ -1,14 +1,15 @@
-import type { IcsEvent } from '../../platform/icalendar.ts';
+import { appointmentTitle, type IcsEvent } from '../../platform/icalendar.ts';
 import type { CalendarEntryRow } from './extras-queries.ts';
 
 const MODES: Record<string, string> = { video: 'Video visit', phone: 'Phone call' };
 
 /**
- * The event of an appointment: the service's name, the specialist, where, the status; never the patient's
- * name or contact data (docs/decisions.md). The UID is the appointment id, so a client that imported or
+ * The event of an appointment: a title that says what the clinic chose (its name by default; the service and the
+ * specialist only if it chose so), where, the status; never the patient's name or contact data (docs/decisions.md).
+ * Every entry is CLASS:PRIVATE. The UID is the appointment id, so a client that imported or
  * subscribed updates the same entry.
  */
-export function appointmentEvent(row: CalendarEntryRow, host: string, o: { withSpecialist: boolean; privateClass?: boolean }): IcsEvent {
+export function appointmentEvent(row: CalendarEntryRow, host: string, o: { withSpecialist: boolean }): IcsEvent {
   const gone = row.status === 'cancelled' || row.status === 'rescheduled';
   const where = MODES[row.mode] ?? row.location_name;
   return {
@@ -16,10 +17,13 @@ export function appointmentEvent(row: CalendarEntryRow, host: string, o: { withS
     stamp: row.updated_at,
     start: row.starts_at,
     end: row.ends_at,
-    summary: row.specialist_name && o.withSpecialist ? `${row.service_name} with ${row.specialist_name}` : row.service_name,
+    summary: appointmentTitle(row.heading?.[0], {
+      clinic: row.heading?.[1] ?? '',
+      service: row.service_name,
+      specialist: o.withSpecialist ? row.specialist_name : null,
+    }),
     description: `Appointment ${row.id} (${row.status.replace('_', ' ')})`,
     location: where ?? null,
     status: gone ? 'CANCELLED' : 'CONFIRMED',
-    ...(o.privateClass ? { privateClass: true } : {}),
   };
 }

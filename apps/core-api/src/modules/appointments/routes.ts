@@ -50,7 +50,10 @@ export async function appointmentRoutes(app: FastifyInstance, deps: AppointmentE
   r.post(
     '/v1/appointments',
     {
-      config: { idempotent: true },
+      config: {
+        references: { location_id: 'locations', patient_id: 'patients', service_id: 'services', specialist_id: 'specialists' },
+        idempotent: true,
+      },
       schema: {
         operationId: 'createAppointment',
         summary: 'Book an appointment',
@@ -87,6 +90,7 @@ export async function appointmentRoutes(app: FastifyInstance, deps: AppointmentE
   r.patch(
     '/v1/appointments/:id',
     {
+      config: { references: { ':id': 'appointments', location_id: 'locations', patient_id: 'patients', specialist_id: 'specialists' } },
       onRequest: [changeGate],
       schema: {
         operationId: 'updateAppointment',

@@ -2,6 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { errors, isUuid } from '@clinic/http-kit';
 import { EVENT_CATALOG } from '../events/catalog.ts';
 import { latestPublished } from '../custom-fields/queries.ts';
+import { referenceProblems } from '../../platform/references.ts';
 import { compileCriteria, CriteriaError } from '../segments/criteria.ts';
 
 /**
@@ -132,7 +133,21 @@ export function checkActions(list: unknown, problems: Record<string, string>): (
   return out;
 }
 
-/** The references of a rule, checked in the organization: templates of the right channel, form templates, the segment. */
+/**
+ * The ids a rule's body holds (platform/references.ts), declared on its routes; checkReferences names them with
+ * the rule's other problems, so the routes leave them to it (referencesInService).
+ */
+export const RULE_REFERENCES = {
+  'trigger.service_ids[]': 'services',
+  'trigger.segment_id': 'segments',
+  'actions[].template_id': 'message_templates',
+  'actions[].form_template_id': 'form_templates',
+};
+
+/**
+ * The references of a rule, checked in the organization: templates of the right channel, form templates, the
+ * segment, the services of an offset trigger.
+ */
 export async function checkReferences(
   tx: Queryable,
   orgId: string,
@@ -162,6 +177,8 @@ export async function checkReferences(
     const { rows } = await tx.query('select 1 from segments where organization_id = $1 and id = $2', [orgId, trigger.segment_id]);
     if (!rows[0]) problems['trigger.segment_id'] = 'no segment with this id in this organization';
   }
+  if (trigger?.type === 'appointment_offset' && trigger.service_ids)
+    Object.assign(problems, await referenceProblems(tx, orgId, { trigger }, { 'trigger.service_ids[]': 'services' }));
 }
 
 /** Conditions are criteria of the segment language over the target patient; compiled here to be sure they run. */

@@ -1,3 +1,4 @@
+import { appointmentTitle } from '../../platform/icalendar.ts';
 import type { Database, Queryable } from '@clinic/db';
 import { AppError } from '@clinic/http-kit';
 import type { Logger } from 'pino';
@@ -370,7 +371,11 @@ async function sendMessage(
                     host: deps.host,
                     startsAt: new Date(run.starts_at),
                     endsAt: new Date(run.ends_at),
-                    summary: [run.service_name, run.org_name].filter(Boolean).join(' - '),
+                    summary: appointmentTitle(run.calendar_title, {
+                      clinic: run.org_name,
+                      service: run.service_name,
+                      specialist: run.specialist_name,
+                    }),
                     location: run.location_name,
                     organizer: run.org_name,
                   })

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
+import { RULE_REFERENCES } from './definition.ts';
 import * as s from './schemas.ts';
 import * as svc from './service.ts';
 
@@ -39,7 +40,11 @@ export function automationRoutes(app: FastifyInstance): void {
   r.post(
     '/v1/automation-rules',
     {
-      config: { idempotent: true },
+      config: {
+        references: RULE_REFERENCES,
+        referencesInService: true,
+        idempotent: true,
+      },
       onRequest: [manage],
       schema: {
         operationId: 'createAutomationRule',
@@ -74,6 +79,10 @@ export function automationRoutes(app: FastifyInstance): void {
   r.patch(
     '/v1/automation-rules/:id',
     {
+      config: {
+        references: { ':id': 'automation_rules', ...RULE_REFERENCES },
+        referencesInService: true,
+      },
       onRequest: [manage],
       schema: {
         operationId: 'updateAutomationRule',

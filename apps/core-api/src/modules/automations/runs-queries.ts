@@ -175,6 +175,7 @@ export interface LoadedRun {
   conditions: Record<string, unknown> | null;
   rule_owner: string | null;
   org_name: string;
+  calendar_title: string;
   org_language: string;
   org_zone: string;
   quiet_until: Date | null;
@@ -205,7 +206,8 @@ export async function loadRuns(tx: Queryable, refs: NewRunRef[]): Promise<Loaded
     `select r.organization_id, r.id, r.rule_id, r.rule_version, r.trigger_type, r.trigger_key, r.patient_id, r.appointment_id, r.status, r.not_before,
             ru.status as rule_status, ru.deleted_at is not null as rule_deleted, ru."trigger" as rule_trigger, ru.actions, ru.conditions,
             ru.created_by_principal_id as rule_owner,
-            o.name as org_name, o.language_code as org_language, z.zone as org_zone,
+            o.name as org_name, o.language_code as org_language,
+            coalesce((select s.calendar_title from organization_settings s where s.organization_id = r.organization_id), 'clinic') as calendar_title, z.zone as org_zone,
             case when st.quiet_hours_start is null then null
                  when (st.quiet_hours_start < st.quiet_hours_end and lt.t >= st.quiet_hours_start and lt.t < st.quiet_hours_end)
                    or (st.quiet_hours_start > st.quiet_hours_end and (lt.t >= st.quiet_hours_start or lt.t < st.quiet_hours_end))

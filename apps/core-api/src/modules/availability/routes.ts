@@ -34,6 +34,7 @@ export function availabilityRoutes(app: FastifyInstance): void {
   r.put(
     '/v1/specialists/:id/availability',
     {
+      config: { references: { ':id': 'specialists', 'rules[].location_id': 'locations', 'exceptions[].location_id': 'locations' } },
       onRequest: [writeGate],
       schema: {
         operationId: 'putSpecialistAvailability',

@@ -105,7 +105,7 @@ export async function readFeed(db: Database, token: string, host: string): Promi
       name: cal.name,
       refreshMinutes: REFRESH_MINUTES,
       // A specialist's own feed needs no name on each entry; a room's or device's says whose visit it is.
-      events: entries.map((e) => appointmentEvent(e, host, { withSpecialist: cal.specialist_id === null, privateClass: true })),
+      events: entries.map((e) => appointmentEvent(e, host, { withSpecialist: cal.specialist_id === null })),
     });
   });
 }

@@ -68,7 +68,7 @@ export function calendarRoutes(app: FastifyInstance, deps: CalendarDeps): void {
   r.post(
     '/v1/calendars',
     {
-      config: { idempotent: true },
+      config: { references: { location_id: 'locations' }, idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'createCalendar',
@@ -153,6 +153,7 @@ export function calendarRoutes(app: FastifyInstance, deps: CalendarDeps): void {
   r.put(
     '/v1/calendars/:id/availability',
     {
+      config: { references: { ':id': 'calendars', 'rules[].location_id': 'locations', 'exceptions[].location_id': 'locations' } },
       onRequest: [manage],
       schema: {
         operationId: 'putCalendarAvailability',

@@ -49,7 +49,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/forms/:id/render',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'forms', pdf_template_id: 'pdf_templates' }, idempotent: true },
       onRequest: [requirePermission('pdf_templates.render')],
       schema: {
         operationId: 'renderForm',
@@ -81,7 +81,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => {
-      const rows = await request.inTx((tx) => q.listDocuments(tx, orgIdOf(request), { formId: request.params.id }));
+      const rows = await request.inTx((tx) => svc.listDocumentsOf(tx, orgIdOf(request), { formId: request.params.id }));
       request.logAccess({ action: 'document.listed', patientIds: rows.map((d) => d.patient_id), targetId: request.params.id });
       return listOf(rows);
     },
@@ -90,7 +90,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/appointments/:id/documents',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'appointments', pdf_template_id: 'pdf_templates' }, idempotent: true },
       onRequest: [requirePermission('documents.create')],
       schema: {
         operationId: 'createAppointmentDocument',
@@ -122,7 +122,7 @@ export function documentRoutes(app: FastifyInstance, rt: Runtime): void {
       },
     },
     async (request) => {
-      const rows = await request.inTx((tx) => q.listDocuments(tx, orgIdOf(request), { appointmentId: request.params.id }));
+      const rows = await request.inTx((tx) => svc.listDocumentsOf(tx, orgIdOf(request), { appointmentId: request.params.id }));
       request.logAccess({ action: 'document.listed', patientIds: rows.map((d) => d.patient_id), targetId: request.params.id });
       return listOf(rows);
     },

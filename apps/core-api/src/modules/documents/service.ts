@@ -6,7 +6,9 @@ import type { Logger } from 'pino';
 import type { OrgActor } from '../../platform/actor.ts';
 import { audit } from '../../platform/audit.ts';
 import { emit } from '../events/emit.ts';
-import { loadForm } from '../forms/service.ts';
+import { findAppointment } from '../appointments/queries.ts';
+import { findForm } from '../forms/queries.ts';
+import { formNotFound, loadForm } from '../forms/service.ts';
 import { findPdfTemplate, type PdfTemplateContent, pdfTemplateVersions } from '../pdf-templates/queries.ts';
 import { appointmentData, canonical, commonSources, formData, formSnapshot, sha256 } from './data-model.ts';
 import * as q from './queries.ts';
@@ -356,4 +358,20 @@ export async function downloadUrl(deps: DocumentDeps, d: q.DocumentRow): Promise
     return { url, expires_at: new Date(expires * 1000) };
   }
   return { url: `${deps.publicUrl}${signDocumentPath(deps.urlKeys, d.id, expires, name)}`, expires_at: new Date(expires * 1000) };
+}
+
+/**
+ * The documents of a form or an appointment. An unknown parent, another clinic's or one the caller may not read is
+ * 404, as reading the parent itself is, never an empty page; a reader whose permission shows it the documents of a
+ * parent it may not read itself (documents.view_org, a specialist's colleague's appointment) still gets them. Both
+ * statements go at once (one round trip).
+ */
+export async function listDocumentsOf(tx: Queryable, orgId: string, parent: { formId: string } | { appointmentId: string }) {
+  const [visible, rows] = await Promise.all([
+    'formId' in parent ? findForm(tx, orgId, parent.formId) : findAppointment(tx, orgId, parent.appointmentId),
+    q.listDocuments(tx, orgId, parent),
+  ]);
+  if (!visible && !rows.length)
+    throw 'formId' in parent ? formNotFound() : errors.notFound('No appointment with this id in this organization.');
+  return rows;
 }

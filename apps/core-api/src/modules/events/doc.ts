@@ -47,6 +47,10 @@ secret rotated; it is stored sealed with AES-256-GCM under \`MASTER_KEYS\`. Veri
 Receivers should answer 2xx within 10 seconds and do the work asynchronously, reject a missing or wrong signature,
 and de-duplicate on \`id\`: delivery is at least once (a worker that dies with a request on the wire sends it again).
 
+Event ids are UUIDv7 and sort in the order the events were emitted: within one transaction strictly (for example
+\`appointment.created\` before the \`appointment.first_booked\` of the same booking), across transactions by time.
+Deliveries of one batch are sent concurrently and retries come later, so a receiver that needs the order sorts by \`id\`.
+
 ## Retries, limits and disabling
 
 - Time-out: 10 seconds for the whole exchange (\`WEBHOOK_TIMEOUT_MS\`). Redirects are never followed: a 3xx is a failure.

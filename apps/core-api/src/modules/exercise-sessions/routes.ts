@@ -52,7 +52,7 @@ export function exerciseSessionRoutes(app: FastifyInstance, rt: Runtime): void {
   r.post(
     '/v1/exercise-sessions',
     {
-      config: { idempotent: true },
+      config: { references: { exercise_id: 'exercises?shared' }, idempotent: true },
       onRequest: [requirePatient, requireConsent('biometric')],
       schema: {
         operationId: 'startExerciseSession',

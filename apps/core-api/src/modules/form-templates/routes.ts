@@ -26,7 +26,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
   r.post(
     '/v1/form-templates',
     {
-      config: { idempotent: true },
+      config: { references: { 'fields[].custom_field_id': 'custom_fields' }, idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'createFormTemplate',
@@ -74,6 +74,7 @@ export function formTemplateRoutes(app: FastifyInstance): void {
   r.patch(
     '/v1/form-templates/:id',
     {
+      config: { references: { ':id': 'form_templates', 'fields[].custom_field_id': 'custom_fields' } },
       onRequest: [manage],
       schema: {
         operationId: 'updateFormTemplate',

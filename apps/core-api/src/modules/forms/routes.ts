@@ -37,7 +37,7 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
     r.post(
       '/v1/forms',
       {
-        config: { idempotent: true },
+        config: { references: { form_template_id: 'form_templates', patient_id: 'patients' }, idempotent: true },
         onRequest: [requirePermission('forms.create')],
         schema: {
           operationId: 'createForm',

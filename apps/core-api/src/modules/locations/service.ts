@@ -1,3 +1,4 @@
+import { clinicCountry } from '../../platform/phone.ts';
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, parseDateRange, parsePagination, parseSort, type ListEnvelope } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
@@ -32,7 +33,7 @@ export async function createLocation(
   orgId: string,
   body: LocationBody & { name: string; timezone: string },
 ): Promise<LocationRow> {
-  const input = normalizeLocation(body) as LocationInput;
+  const input = normalizeLocation(body, await clinicCountry(tx, orgId)) as LocationInput;
   const row = await insertLocation(tx, orgId, input);
   await audit(tx, actor, orgId, 'location.created', row.id, snapshot(row));
   await emitEvent(tx, { organizationId: orgId, type: 'location.created', data: { organization_id: orgId, location_id: row.id } });
@@ -61,8 +62,8 @@ export async function listLocations(tx: Queryable, orgId: string, query: Record<
  */
 export async function updateLocation(tx: Queryable, actor: Actor, orgId: string, id: string, body: LocationBody): Promise<LocationRow> {
   if (!Object.keys(body).length) throw errors.validation({ _body: 'give at least one field to change' });
-  const input = normalizeLocation(body);
   const current = await findLocation(tx, orgId, id, { forUpdate: true });
+  const input = normalizeLocation(body, current?.country ?? (await clinicCountry(tx, orgId)));
   if (!current) throw notFound();
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   const set: Partial<Record<Writable, string | null>> = {};

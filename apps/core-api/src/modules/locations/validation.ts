@@ -1,3 +1,4 @@
+import { e164, phoneProblem } from '../../platform/phone.ts';
 import { errors } from '@clinic/http-kit';
 import { WRITABLE, type Writable } from './queries.ts';
 
@@ -32,8 +33,6 @@ export function canonicalTimeZone(tz: string): string | null {
 /** An assigned ISO 3166-1 alpha-2 code (upper case). */
 export const isCountryCode = (code: string): boolean => COUNTRIES.has(code);
 
-const PHONE = /^\+?[0-9()./ -]{3,40}$/;
-
 export type LocationBody = Partial<Record<Writable, string | null>>;
 
 /**
@@ -41,7 +40,7 @@ export type LocationBody = Partial<Record<Writable, string | null>>;
  * the time zone; collects every problem into one 400 validation_error. Only keys present in the body
  * are returned, so a PATCH changes only what it names.
  */
-export function normalizeLocation(body: LocationBody): Partial<Record<Writable, string | null>> {
+export function normalizeLocation(body: LocationBody, clinicCountry: string | null = null): Partial<Record<Writable, string | null>> {
   const out: Partial<Record<Writable, string | null>> = {};
   const fields: Record<string, string> = {};
   for (const key of WRITABLE) {
@@ -66,9 +65,14 @@ export function normalizeLocation(body: LocationBody): Partial<Record<Writable, 
         break;
       }
       case 'phone':
-        if (v && (!PHONE.test(v) || (v.match(/[0-9]/g)?.length ?? 0) < 3)) {
-          fields.phone = 'must be a phone number: digits with optional +, spaces, dots, hyphens, slashes and parentheses';
-        } else out.phone = v || null;
+        {
+          // National numbers are read in the location's own country, else the clinic's.
+          const given = typeof body.country === 'string' ? body.country.trim().toUpperCase() : null;
+          const country = given && COUNTRIES.has(given) ? given : clinicCountry;
+          const phone = v ? e164(v, country) : null;
+          if (v && !phone) fields.phone = phoneProblem(country);
+          else out.phone = phone;
+        }
         break;
       default:
         out[key] = v || null;

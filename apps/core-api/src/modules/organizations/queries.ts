@@ -143,16 +143,23 @@ export interface OrganizationSettingsRow {
   organization_id: string;
   language_code: string;
   default_timezone: string;
+  calendar_title: 'clinic' | 'clinic_and_service' | 'full';
   updated_at: Date;
 }
 
 /** The settings row with the organization's language; null when the row is missing or not visible. */
 export async function findOrganizationSettings(tx: Queryable, id: string): Promise<OrganizationSettingsRow | null> {
   const { rows } = await tx.query<OrganizationSettingsRow>(
-    `select s.organization_id, o.language_code, s.default_timezone, greatest(s.updated_at, o.updated_at) as updated_at
+    `select s.organization_id, o.language_code, s.default_timezone, s.calendar_title, greatest(s.updated_at, o.updated_at) as updated_at
      from organization_settings s join organizations o on o.id = s.organization_id
      where s.organization_id = $1`,
     [id],
   );
   return rows[0] ?? null;
+}
+
+/** Sets the calendar title of the settings row; returns the one it replaced (null: not the caller's to change). */
+export async function setCalendarTitle(tx: Queryable, id: string, title: string): Promise<string | null> {
+  const { rows } = await tx.query<{ previous: string | null }>('select app.set_calendar_title($1, $2) as previous', [id, title]);
+  return rows[0]?.previous ?? null;
 }

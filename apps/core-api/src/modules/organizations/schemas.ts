@@ -45,11 +45,17 @@ export const CreateOrganizationBody = Type.Object(
   { additionalProperties: false },
 );
 
+const CalendarTitleField = Type.Union([Type.Literal('clinic'), Type.Literal('clinic_and_service'), Type.Literal('full')], {
+  description:
+    "What appointments' calendar entries (.ics feeds, downloads, message attachments) say in their title: the clinic's name only (clinic, the default), with the service (clinic_and_service), or with the service and the specialist (full). Entries are always CLASS:PRIVATE. Changed with PATCH /v1/organizations/{id}.",
+});
+
 export const UpdateOrganizationBody = Type.Object(
   {
     name: Type.Optional(fields.name),
     slug: Type.Optional(fields.slug),
     language_code: Type.Optional(fields.language_code),
+    calendar_title: Type.Optional(CalendarTitleField),
   },
   { additionalProperties: false, description: 'Only the fields to change (at least one).' },
 );
@@ -67,6 +73,7 @@ export const OrganizationSettings = Type.Object(
       description: `The organization's language_code (edited with PATCH /v1/organizations/{id}). ${LANGUAGE_DOC}`,
     }),
     default_timezone: Type.String({ description: 'IANA time zone name used where no location gives one; default UTC.' }),
+    calendar_title: CalendarTitleField,
     updated_at: Timestamp,
   },
   { $id: 'OrganizationSettings', description: 'updated_at is the last change to any field shown here (settings row or organization).' },

@@ -8,6 +8,7 @@ import {
   cloneRoleTemplates,
   findOrganization,
   findOrganizationSettings,
+  setCalendarTitle,
   insertOrganization,
   listOrganizationRows,
   lockOrganization,
@@ -69,6 +70,7 @@ export interface UpdateOrganizationInput {
   name?: string | undefined;
   slug?: string | undefined;
   language_code?: string | undefined;
+  calendar_title?: string | undefined;
 }
 
 /**
@@ -83,19 +85,25 @@ export async function updateOrganization(
   input: UpdateOrganizationInput,
 ): Promise<OrganizationRow> {
   const given = (['name', 'slug', 'language_code'] as const).filter((k) => input[k] !== undefined);
-  if (!given.length) throw errors.validation({ _body: 'give at least one of name, slug, language_code' });
+  if (!given.length && input.calendar_title === undefined)
+    throw errors.validation({ _body: 'give at least one of name, slug, language_code, calendar_title' });
   const current = await lockOrganization(tx, id);
   if (!current) throw errors.organizationNotFound();
   const change: OrganizationChange = {};
   const changes: Record<string, { from: string; to: string }> = {};
+  // The calendar title lives in the settings row; it changes with the organization's other fields, in one audit entry.
+  if (input.calendar_title !== undefined) {
+    const from = await setCalendarTitle(tx, id, input.calendar_title);
+    if (from !== null && from !== input.calendar_title) changes.calendar_title = { from, to: input.calendar_title };
+  }
   for (const key of given) {
     const to = input[key]!;
     if (to === current[key]) continue;
     change[key] = to;
     changes[key] = { from: current[key], to };
   }
-  if (!Object.keys(change).length) return current;
-  const org = await updateOrganizationRow(tx, id, change);
+  if (!Object.keys(changes).length) return current;
+  const org = Object.keys(change).length ? await updateOrganizationRow(tx, id, change) : current;
   if (!org) throw errors.organizationNotFound();
   await recordChange(tx, actor, 'organization.updated', { type: 'organization', id: id, organizationId: id }, { changes });
   await emitEvent(tx, { organizationId: id, type: 'organization.updated', data: { organization_id: id, changed: Object.keys(changes) } });

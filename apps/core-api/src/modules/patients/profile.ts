@@ -1,3 +1,4 @@
+import { clinicCountry } from '../../platform/phone.ts';
 import type { Queryable } from '@clinic/db';
 import { errors } from '@clinic/http-kit';
 import type { Static } from 'typebox';
@@ -75,7 +76,13 @@ export async function putProfile(tx: Queryable, actor: OrgActor, id: string, bod
   const current = await q.findProfile(tx, actor.orgId, id, true);
   if (!current) throw notFound();
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
-  const { notes: _notes, ...record } = recordOf({ ...body, notes: current.notes }, current, fields, patientCaller);
+  const { notes: _notes, ...record } = recordOf(
+    { ...body, notes: current.notes },
+    current,
+    fields,
+    patientCaller,
+    await clinicCountry(tx, actor.orgId),
+  );
   const next: q.ProfileInput = { ...record, ...demographicsOf(body, current, patientCaller) };
   const changed = (Object.keys(next) as (keyof q.ProfileInput)[]).filter(
     (k) => JSON.stringify(next[k]) !== JSON.stringify(k === 'custom_field_values' ? current.custom_field_values : current[k]),

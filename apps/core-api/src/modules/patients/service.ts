@@ -5,6 +5,7 @@ import { emit } from '../events/emit.ts';
 import { valueProblem } from '../custom-fields/definition.ts';
 import { presentValues, publishedFieldsOf, replaceValues } from '../custom-fields/values.ts';
 import type { PublishedField } from '../custom-fields/queries.ts';
+import { clinicCountry, e164, phoneProblem } from '../../platform/phone.ts';
 import type { OrgActor } from '../../platform/actor.ts';
 import * as q from './queries.ts';
 import { orgAcceptsPatients, privacyNoticeMissing } from '../consents/queries.ts';
@@ -57,14 +58,13 @@ export type PresentedPatient = Omit<q.PatientRow, 'custom_field_values' | 'notes
   custom_fields: Record<string, unknown>;
 };
 
-const PHONE = /^\+?[0-9()./ -]{3,40}$/;
-
 /** The record columns from a body; left-out fields are null (PUT replaces the editable record). */
 export function recordOf(
   body: PatientBody,
   current: q.PatientRow | null,
   fields: PublishedField[],
   patientCaller: boolean,
+  country: string | null = null,
 ): q.PatientRecord {
   const problems: Record<string, string> = {};
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
@@ -82,8 +82,11 @@ export function recordOf(
   ) {
     problems.date_of_birth = 'must be a past date as YYYY-MM-DD';
   }
-  if (rec.phone && !PHONE.test(rec.phone))
-    problems.phone = 'must be a phone number: digits with optional +, spaces, dots, hyphens, slashes and parentheses';
+  if (rec.phone) {
+    const phone = e164(rec.phone, country);
+    if (!phone) problems.phone = phoneProblem(country);
+    else rec.phone = phone;
+  }
   if (Object.keys(problems).length) throw errors.validation(problems);
   const custom_field_values = replaceValues(current?.custom_field_values ?? {}, body.custom_fields ?? {}, fields, patientCaller);
   return { ...rec, custom_field_values };
@@ -96,7 +99,7 @@ export async function createPatient(tx: Queryable, actor: OrgActor, body: Patien
   const email = checked.email;
   if (!(await orgAcceptsPatients(tx, actor.orgId))) throw privacyNoticeMissing();
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
-  const rec = recordOf(body, null, fields, false);
+  const rec = recordOf(body, null, fields, false, await clinicCountry(tx, actor.orgId));
   const userId = await q.ensurePatientUser(tx, email);
   if (!userId)
     throw errors.conflict('principal_not_allowed', 'This email belongs to an agent or a service account, which cannot be a patient.');
@@ -153,7 +156,7 @@ export async function putPatient(tx: Queryable, actor: OrgActor, id: string, bod
     if (Object.keys(fixed).length) throw errors.validation(fixed);
   }
   const fields = await publishedFieldsOf(tx, actor.orgId, 'patient');
-  const rec = recordOf(body, current, fields, patientCaller);
+  const rec = recordOf(body, current, fields, patientCaller, await clinicCountry(tx, actor.orgId));
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of q.RECORD_COLUMNS) if (rec[k] !== current[k]) changes[k] = { from: current[k], to: rec[k] };
   if (JSON.stringify(rec.custom_field_values) !== JSON.stringify(current.custom_field_values))

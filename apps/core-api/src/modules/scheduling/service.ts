@@ -1,3 +1,4 @@
+import { clinicCountry, phoneOf } from '../../platform/phone.ts';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Database, Queryable } from '@clinic/db';
 import { AppError, errors, normalizeEmail, isIsoDate } from '@clinic/http-kit';
@@ -333,6 +334,7 @@ export async function bookGuest(db: Database, call: PublicCall, body: BookingBod
       if (!(err instanceof AppError) || !err.fields) throw err;
       Object.assign(problems, err.fields);
     }
+    const phone = phoneOf(body.phone, await clinicCountry(tx, orgId), 'phone');
     const required = await latestRequiredOrgPurposes(tx, orgId, target.service.mode === 'video' ? ['telemedicine'] : []);
     const given = new Map((body.consents ?? []).map((c) => [c.purpose_code, c.purpose_version]));
     const missing = required.filter((r) => given.get(r.purpose_code) !== r.version);
@@ -345,7 +347,7 @@ export async function bookGuest(db: Database, call: PublicCall, body: BookingBod
       guest: {
         name,
         email: (email as { email: string }).email,
-        phone: body.phone?.trim() || null,
+        phone,
         consents: required.map((r) => ({ purpose_code: r.purpose_code, purpose_version: r.version })),
       },
       patientNote: body.note?.trim() || null,

@@ -36,6 +36,8 @@ interface Crud {
   schemas: { row: TSchema; create: TSchema; update: TSchema; list: TObject };
   /** What the create, update and delete descriptions add to the permission. */
   notes: [create: string, update: string, remove: string];
+  /** Body fields holding ids of the organization's rows (platform/references.ts), on create and update. */
+  references?: Record<string, string>;
 }
 
 /** The five routes of one catalog resource: GET and POST on the collection; GET, PATCH and DELETE on /{id}. */
@@ -76,7 +78,7 @@ function crudRoutes(app: FastifyInstance, c: Crud): void {
   r.post(
     c.path,
     {
-      config: { idempotent: true },
+      config: { idempotent: true, references: c.references },
       onRequest: [manage],
       schema: {
         operationId: createId,
@@ -112,6 +114,7 @@ function crudRoutes(app: FastifyInstance, c: Crud): void {
   r.patch(
     one,
     {
+      config: { references: c.references && { ':id': c.resource.table.name, ...c.references } },
       onRequest: [manage],
       schema: {
         operationId: updateId,
@@ -157,6 +160,7 @@ export function serviceCatalogRoutes(app: FastifyInstance): void {
     noun: 'Service',
     resource: SERVICES,
     schemas: s.SERVICE,
+    references: { intake_form_template_id: 'form_templates', 'location_ids[]': 'locations', 'specialist_ids[]': 'specialists' },
     notes: [
       `${MONEY} location_ids must name locations of the organization and specialist_ids its live specialists (400 otherwise). 409 service_name_taken.`,
       'Send only the fields to change; location_ids and specialist_ids replace the whole set. 409 service_name_taken.',
@@ -179,6 +183,7 @@ export function serviceCatalogRoutes(app: FastifyInstance): void {
     noun: 'ServicePlan',
     resource: PLANS,
     schemas: s.SERVICE_PLAN,
+    references: { 'services[].service_id': 'services' },
     notes: [
       `${MONEY} services bundles services of the organization with quantities (400 fields.services otherwise). 409 service_plan_name_taken.`,
       'Send only the fields to change; services replaces the whole list. Products change through /v1/service-plans/{id}/products.',
@@ -217,7 +222,7 @@ function planProductRoutes(app: FastifyInstance): void {
   r.post(
     path,
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'service_plans', product_id: 'products' }, idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'addServicePlanProduct',

@@ -46,7 +46,10 @@ export function specialistRoutes(app: FastifyInstance): void {
   r.post(
     '/v1/specialists',
     {
-      config: { idempotent: true },
+      config: {
+        references: { user_id: 'memberships.user_id', 'location_ids[]': 'locations', 'specialty_ids[]': 'specialties' },
+        idempotent: true,
+      },
       onRequest: [requirePermission('specialists.create')],
       schema: {
         operationId: 'createSpecialist',
@@ -83,6 +86,7 @@ export function specialistRoutes(app: FastifyInstance): void {
   r.put(
     '/v1/specialists/:id',
     {
+      config: { references: { ':id': 'specialists', 'location_ids[]': 'locations', 'specialty_ids[]': 'specialties' } },
       onRequest: [writeGate],
       schema: {
         operationId: 'updateSpecialist',

@@ -1,3 +1,4 @@
+import { clinicCountry, phoneOf } from '../../platform/phone.ts';
 import type { Queryable } from '@clinic/db';
 import { errors, listEnvelope, normalizeEmail, parseDateRange, parsePagination, parseSort } from '@clinic/http-kit';
 import { audit } from '../../platform/audit.ts';
@@ -102,7 +103,7 @@ function languageFilter(raw: unknown): string | undefined {
 
 const uniqueIds = (ids: string[] | undefined) => [...new Set((ids ?? []).map((id) => id.toLowerCase()))].sort();
 
-function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields: PublishedField[]): q.Profile {
+function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields: PublishedField[], country: string | null): q.Profile {
   const text = (v: string | null | undefined) => (typeof v === 'string' ? v.trim() || null : null);
   const display = body.display_name.trim();
   if (!display) throw errors.validation({ display_name: 'must not be blank' });
@@ -111,7 +112,7 @@ function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields
     title: text(body.title),
     bio: text(body.bio),
     contact_email: contactEmail(body.contact_email),
-    contact_phone: text(body.contact_phone),
+    contact_phone: phoneOf(body.contact_phone, country, 'contact_phone'),
   };
   return {
     ...p,
@@ -123,7 +124,12 @@ function profileOf(body: SpecialistBody, current: q.SpecialistRow | null, fields
 
 export async function createSpecialist(tx: Queryable, actor: OrgActor, body: SpecialistBody & { user_id: string }) {
   const fields = await publishedFieldsOf(tx, actor.orgId, 'specialist');
-  const id = await q.insertSpecialist(tx, actor.orgId, body.user_id.toLowerCase(), profileOf(body, null, fields));
+  const id = await q.insertSpecialist(
+    tx,
+    actor.orgId,
+    body.user_id.toLowerCase(),
+    profileOf(body, null, fields, await clinicCountry(tx, actor.orgId)),
+  );
   await q.replaceLinks(tx, actor.orgId, id, { specialty_ids: uniqueIds(body.specialty_ids), location_ids: uniqueIds(body.location_ids) });
   const row = (await q.findSpecialist(tx, actor.orgId, id))!;
   await audit(tx, actor, 'specialist.created', 'specialist', row.id, { user_id: row.user_id });
@@ -203,7 +209,7 @@ export async function putSpecialist(tx: Queryable, actor: OrgActor, id: string, 
     fixed.organization_id = 'a profile stays at its organization';
   if (Object.keys(fixed).length) throw errors.validation(fixed);
   const fields = await publishedFieldsOf(tx, actor.orgId, 'specialist');
-  const next = profileOf(body, current, fields);
+  const next = profileOf(body, current, fields, await clinicCountry(tx, actor.orgId));
   const links = { specialty_ids: uniqueIds(body.specialty_ids), location_ids: uniqueIds(body.location_ids) };
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of q.PROFILE_COLUMNS) if (next[k] !== current[k]) changes[k] = { from: current[k], to: next[k] };

@@ -55,7 +55,7 @@ export function enrollmentRoutes(app: FastifyInstance): void {
   r.post(
     '/v1/treatment-plans/:id/enrollments',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'treatment_plans', patient_id: 'patients' }, idempotent: true },
       onRequest: [assign],
       schema: {
         operationId: 'enrollInTreatmentPlan',

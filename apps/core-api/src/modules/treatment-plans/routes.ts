@@ -84,7 +84,12 @@ export function treatmentPlanRoutes(app: FastifyInstance, deps: SessionDeps): vo
   r.post(
     '/v1/treatment-plans',
     {
-      config: { idempotent: true },
+      // The service names these with the plan's other problems.
+      config: {
+        references: { patient_id: 'patients', 'phases[].days[].items[].exercise_id': 'exercises?shared' },
+        referencesInService: true,
+        idempotent: true,
+      },
       onRequest: [manage],
       schema: {
         operationId: 'createTreatmentPlan',
@@ -143,6 +148,11 @@ export function treatmentPlanRoutes(app: FastifyInstance, deps: SessionDeps): vo
   r.patch(
     '/v1/treatment-plans/:id',
     {
+      // The service names these with the plan's other problems.
+      config: {
+        references: { ':id': 'treatment_plans', 'phases[].days[].items[].exercise_id': 'exercises?shared' },
+        referencesInService: true,
+      },
       onRequest: [manage],
       schema: {
         operationId: 'updateTreatmentPlan',
@@ -221,7 +231,7 @@ export function treatmentPlanRoutes(app: FastifyInstance, deps: SessionDeps): vo
   r.post(
     '/v1/treatment-plans/:id/clone',
     {
-      config: { idempotent: true },
+      config: { references: { ':id': 'treatment_plans', patient_id: 'patients' }, idempotent: true },
       onRequest: [manage],
       schema: {
         operationId: 'cloneTreatmentPlan',
