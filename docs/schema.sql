@@ -556,7 +556,11 @@ alter table public.consent_purpose_versions enable row level security;
 alter table public.consent_purpose_versions force row level security;
 CREATE UNIQUE INDEX consent_purpose_versions_key ON public.consent_purpose_versions USING btree (purpose_code, COALESCE(organization_id, '00000000-0000-0000-0000-000000000000'::uuid), version);
 CREATE INDEX consent_purpose_versions_latest_idx ON public.consent_purpose_versions USING btree (purpose_code, organization_id, version DESC);
-create policy consent_purpose_versions_insert on public.consent_purpose_versions as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('consents.manage'::text) AS has_permission) AND (published_by_principal_id = ( SELECT app.current_principal_id() AS current_principal_id))));
+create policy consent_purpose_versions_insert on public.consent_purpose_versions as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND
+CASE
+    WHEN (purpose_code = 'org_privacy_notice'::text) THEN ( SELECT app.has_permission('organizations.manage_privacy_notice'::text) AS has_permission)
+    ELSE ( SELECT app.has_permission('consents.manage'::text) AS has_permission)
+END AND (published_by_principal_id = ( SELECT app.current_principal_id() AS current_principal_id))));
 create policy consent_purpose_versions_read on public.consent_purpose_versions as permissive for select to app_rls using (true);
 CREATE TRIGGER consent_purpose_versions_append_only BEFORE DELETE OR UPDATE ON public.consent_purpose_versions FOR EACH ROW EXECUTE FUNCTION app.forbid_change();
 CREATE TRIGGER consent_purpose_versions_context_epoch AFTER INSERT ON public.consent_purpose_versions FOR EACH STATEMENT EXECUTE FUNCTION app.bump_context_epoch();
@@ -1629,7 +1633,7 @@ create table public.permissions (
 );
 alter table public.permissions enable row level security;
 alter table public.permissions force row level security;
-create policy permissions_read on public.permissions as permissive for select to app_rls using (true);
+create policy permissions_read on public.permissions as permissive for select to app_rls using ((( SELECT app.has_permission('organizations.view_directory'::text) AS has_permission) OR ( SELECT app.has_permission('organizations.manage_members'::text) AS has_permission)));
 
 create table public.plan_sessions (
   organization_id uuid not null,
@@ -2546,6 +2550,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.has_permission(code text) returns boolean
 --   app.in_current_org_directory() returns boolean
 --   app.is_staff_at_current_org() returns boolean
+--   app.is_superadmin(target uuid) returns boolean security definer
 --   app.leave_clinic(org uuid) returns jsonb security definer
 --   app.lock_admin_set(org uuid) returns void
 --   app.may_edit_specialist(org uuid, specialist uuid) returns boolean
