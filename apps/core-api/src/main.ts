@@ -93,6 +93,7 @@ async function main(): Promise<void> {
             web,
             () => urls.core!,
             () => urls.Telemetry,
+            () => urls.Composer,
           ),
         ]
       : [];

@@ -8,7 +8,12 @@ import type { Runtime } from './runtime.ts';
  * unless OIDC_ISSUER_URL names another provider. The front end is built first when dist/ is missing or
  * older than its sources.
  */
-export function webCompanion(web: WebConfig, coreUrl: () => string, telemetryUrl: () => string | undefined) {
+export function webCompanion(
+  web: WebConfig,
+  coreUrl: () => string,
+  telemetryUrl: () => string | undefined,
+  composerUrl: () => string | undefined,
+) {
   return {
     name: 'Web',
     async start(rt: Runtime): Promise<{ url?: string; banner?: string[]; close(): Promise<void> }> {
@@ -37,6 +42,9 @@ export function webCompanion(web: WebConfig, coreUrl: () => string, telemetryUrl
       if (!process.env.CORE_API_URL) web.coreApiUrl = coreUrl();
       const telemetry = telemetryUrl();
       if (!process.env.TELEMETRY_URL && telemetry) web.telemetryUrl = telemetry;
+      // The portal plays the composer's HLS (its playback_hls_url) from the composer's own origin.
+      const composer = composerUrl();
+      if (!process.env.WEB_MEDIA_ORIGINS && composer) web.mediaOrigins = [new URL(composer).origin];
       if (web.buildOnStart) {
         await ensureFrontEndBuilt(web.distDir, (line) => process.stderr.write(`${line}\n`)).catch((err: Error) =>
           process.stderr.write(`Front-end build failed (the pages will say so): ${err.message}\n`),

@@ -88,7 +88,7 @@ export async function buildWebServer(deps: WebDeps): Promise<WebServer> {
   });
   installHealthRoute(app);
   const issuerOrigin = config.oidc ? new URL(config.oidc.issuerUrl).origin : null;
-  installSecurity(app, { issuerOrigin: () => issuerOrigin });
+  installSecurity(app, { issuerOrigin: () => issuerOrigin, mediaOrigins: () => config.mediaOrigins });
   installSiteResolution(app, hosts);
   // Sign-out may be a plain HTML form: its fields arrive url-encoded.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) =>

@@ -30,6 +30,8 @@ export interface WebConfig {
   platformOrigin: string | null;
   coreApiUrl: string;
   telemetryUrl: string;
+  /** Origins the portal's exercise videos come from (WEB_MEDIA_ORIGINS), allowed by the CSP's media-src and connect-src. */
+  mediaOrigins: string[];
   /** Fastify's trustProxy: who may set X-Forwarded-For/-Proto/-Host in front of this service. */
   trustProxy: boolean | string;
   /** Largest request body forwarded to the API (bytes); 413 above. */
@@ -70,6 +72,26 @@ function url(env: Record<string, string | undefined>, key: string, fallback: str
   return raw.replace(/\/+$/, '');
 }
 
+/** WEB_MEDIA_ORIGINS: comma-separated http(s) origins (scheme, host and port; no path). */
+function mediaOrigins(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .map((o) => {
+      let u: URL;
+      try {
+        u = new URL(o);
+      } catch {
+        throw new WebConfigError(`WEB_MEDIA_ORIGINS must list http(s) origins separated by commas (got ${o})`);
+      }
+      if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.origin !== o.replace(/\/+$/, '')) {
+        throw new WebConfigError(`WEB_MEDIA_ORIGINS must list origins such as https://videos.example.com, without a path (got ${o})`);
+      }
+      return u.origin;
+    });
+}
+
 function trustProxy(raw: string | undefined): boolean | string {
   if (!raw || raw === 'false') return false;
   if (raw === 'true') return true;
@@ -83,7 +105,7 @@ function trustProxy(raw: string | undefined): boolean | string {
  */
 export function parseWebConfig(
   env: Record<string, string | undefined>,
-  defaults: { oidc?: OidcSettings; sessionSecret?: string; coreApiUrl?: string; telemetryUrl?: string } = {},
+  defaults: { oidc?: OidcSettings; sessionSecret?: string; coreApiUrl?: string; telemetryUrl?: string; mediaOrigins?: string[] } = {},
 ): WebConfig {
   const production = env.NODE_ENV === 'production';
   const platformDomain = (env.PLATFORM_DOMAIN || 'localhost').trim().toLowerCase().replace(/\.$/, '');
@@ -131,6 +153,7 @@ export function parseWebConfig(
     platformOrigin: origin ? new URL(origin).origin : null,
     coreApiUrl: url(env, 'CORE_API_URL', defaults.coreApiUrl ?? 'http://127.0.0.1:3000'),
     telemetryUrl: url(env, 'TELEMETRY_URL', defaults.telemetryUrl ?? 'http://127.0.0.1:3001'),
+    mediaOrigins: env.WEB_MEDIA_ORIGINS ? mediaOrigins(env.WEB_MEDIA_ORIGINS) : (defaults.mediaOrigins ?? []),
     trustProxy: trustProxy(env.WEB_TRUST_PROXY),
     bodyLimitBytes: int(env, 'WEB_BODY_LIMIT_BYTES', 12 * 1024 * 1024, 1024),
     // Development without a setting: a per-process secret (sessions in memory die with the process anyway).

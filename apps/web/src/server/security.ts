@@ -1,14 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 
-/** The strict policy of the apps (the web contract): no inline script or style, nothing from elsewhere. */
-export function contentSecurityPolicy(issuerOrigin: string | null): string {
+/**
+ * The strict policy of the apps (the web contract): no inline script or style, nothing from elsewhere but
+ * the origins that serve the exercise videos (`mediaOrigins`: the composer's HLS in development, the video
+ * delivery provider in production), which hls.js fetches and the video element plays.
+ */
+export function contentSecurityPolicy(issuerOrigin: string | null, mediaOrigins: readonly string[] = []): string {
+  const media = mediaOrigins.map((o) => ` ${o}`).join('');
   return [
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data: blob:",
-    "media-src 'self' blob:",
-    "connect-src 'self'",
+    `media-src 'self' blob:${media}`,
+    `connect-src 'self'${media}`,
     "worker-src 'self' blob:",
     "frame-ancestors 'none'",
     "base-uri 'none'",
@@ -25,11 +30,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * this very origin (CSRF): browsers send Origin on every cross-site and same-origin non-GET request, so a
  * missing or different Origin is refused (403 forbidden), whatever cookie rides along.
  */
-export function installSecurity(app: FastifyInstance, opts: { issuerOrigin: () => string | null }): void {
+export function installSecurity(
+  app: FastifyInstance,
+  opts: { issuerOrigin: () => string | null; mediaOrigins: () => readonly string[] },
+): void {
   let cached: { issuer: string | null; policy: string } | null = null;
   const policy = () => {
     const issuer = opts.issuerOrigin();
-    if (cached?.issuer !== issuer) cached = { issuer, policy: contentSecurityPolicy(issuer) };
+    if (cached?.issuer !== issuer) cached = { issuer, policy: contentSecurityPolicy(issuer, opts.mediaOrigins()) };
     return cached.policy;
   };
   // Set as the request arrives, so every answer has them: errors, and streams written past Fastify's reply.
