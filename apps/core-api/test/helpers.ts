@@ -75,6 +75,8 @@ export const TEMPLATE_GRANTS: Record<string, string[]> = {
     'messages.view_org',
     'organizations.manage_domains',
     'organizations.manage_members',
+    // Migration 0121: publishing the clinic's privacy notice, given to every role that held consents.manage.
+    'organizations.manage_privacy_notice',
     'organizations.update',
     'organizations.view_directory',
     'patients.delete',

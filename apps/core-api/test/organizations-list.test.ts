@@ -425,7 +425,7 @@ describe('organizations: list, update, settings', () => {
     const settings = (token: string, id: string, org?: string) =>
       t.call('GET', `/v1/organizations/${id}/settings`, { token, ...(org ? { org } : {}) });
 
-    it('every staff role reads them (organizations.view_directory): organization_id, language_code, default_timezone, updated_at', async () => {
+    it('every staff role reads them (organizations.view_directory): organization_id, language_code, default_timezone, calendar_title, updated_at', async () => {
       const org = await t.createOrg({ language_code: 'ro' });
       for (const role of ['admin', 'specialist', 'customer_support']) {
         const member = await t.addMember(org.id, uniqueEmail(role), role);
@@ -433,7 +433,7 @@ describe('organizations: list, update, settings', () => {
         assert.equal(res.statusCode, 200, `${role}: ${res.body}`);
         const body = res.json();
         assert.deepEqual(Object.keys(body), ['data']);
-        assert.deepEqual(Object.keys(body.data).sort(), ['default_timezone', 'language_code', 'organization_id', 'updated_at']);
+        assert.deepEqual(Object.keys(body.data).sort(), ['calendar_title', 'default_timezone', 'language_code', 'organization_id', 'updated_at']);
         assert.equal(body.data.organization_id, org.id);
         assert.equal(body.data.language_code, 'ro');
         assert.equal(body.data.default_timezone, 'UTC');

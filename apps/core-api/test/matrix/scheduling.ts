@@ -280,6 +280,14 @@ export const entries: Fragment = {
       },
     },
   },
+  getPublicBookingForm: {
+    row: everyone(200),
+    request: {
+      method: 'GET',
+      path: '/v1/public/booking-form',
+      prepare: async (f) => ({ query: `organization=${f.orgSlug}&service_id=${(await booking(f)).serviceId}` }),
+    },
+  },
   placeHold: {
     row: everyone(201),
     request: {
