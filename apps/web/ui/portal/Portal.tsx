@@ -241,10 +241,11 @@ function Appointments({ org, headers }: { org: Org; headers: Record<string, stri
   const [done, setDone] = useState<string | null>(null);
   const cancel = useMutation({
     mutationFn: (id: string) => api.updateAppointment({ params: { id }, body: { status: 'cancelled' }, ...(headers ? { headers } : {}) }),
-    onSuccess: () => {
+    // The list is fetched again before the notice shows, so what the notice says is what the list shows.
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['appointments'] });
       setConfirming(null);
       setDone(t('appt.cancelled'));
-      void queryClient.invalidateQueries({ queryKey: ['appointments'] });
     },
   });
   if (list.isPending) return <Spinner />;
@@ -301,10 +302,10 @@ function Appointments({ org, headers }: { org: Org; headers: Record<string, stri
             org={org}
             appointment={a}
             headers={headers}
-            onDone={() => {
+            onDone={async () => {
+              await queryClient.invalidateQueries({ queryKey: ['appointments'] });
               setMoving(null);
               setDone(t('appt.rescheduled'));
-              void queryClient.invalidateQueries({ queryKey: ['appointments'] });
             }}
           />
         )}
