@@ -5,3 +5,4 @@ export * from './fields.tsx';
 export * from './format.ts';
 export * from './i18n/index.ts';
 export * from './i18n/react.tsx';
+export * from './app-frame.tsx';

@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { seriousViolations, skipBrowser, startUiStack, type UiStack } from './ui-harness.ts';
+import { skipWithoutChromium } from './harness.ts';
+import { seriousViolations, startUiStack, type UiStack } from './ui-harness.ts';
 
 /*
  * The public booking page in a real browser, driven as a person is: by role and label. A guest books and
  * gets the .ics; two visitors race for one time and the loser is told and offered others; a hold left
  * alone expires on screen (holds last one minute here, the shortest SCHEDULING_HOLD_MINUTES allows).
  */
-const skip = skipBrowser();
+const skip = skipWithoutChromium();
 const SLOT = { name: /^\d{2}:\d{2}$/ };
 
 describe('booking page (browser)', { skip, concurrency: false }, () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createClient } from '@clinic/client';
 import type { Page } from 'playwright-core';
-import { seriousViolations, skipBrowser, startUiStack, type UiStack } from './ui-harness.ts';
+import { skipWithoutChromium } from './harness.ts';
+import { seriousViolations, startUiStack, type UiStack } from './ui-harness.ts';
 
 /*
  * The patient portal in a real browser. Signed in here means the development server forwards the
@@ -10,7 +11,7 @@ import { seriousViolations, skipBrowser, startUiStack, type UiStack } from './ui
  * test). The clinic made the patient's record and booked a visit for them; the patient meets the consent
  * gate, accepts, sees the visit and cancels it.
  */
-const skip = skipBrowser();
+const skip = skipWithoutChromium();
 
 describe('patient portal (browser)', { skip, concurrency: false }, () => {
   let s: UiStack;

@@ -6,33 +6,14 @@
  *
  * Chromium: Debian's /usr/bin/chromium; without it the tests skip, unless REQUIRE_CHROMIUM=1.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { freePort, ROOT, servicePorts, spawnTracked, stopChild, waitForOutput } from '../../../core-api/test/support/processes.ts';
 import { createDevClinic, type DevClinic } from './dev-clinic.ts';
-
-export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-/** A reason to skip the browser tests, or false to run them (REQUIRE_CHROMIUM=1 turns a missing chromium into a failure). */
-export function skipBrowser(): string | false {
-  if (existsSync(CHROMIUM)) return false;
-  if (process.env.REQUIRE_CHROMIUM === '1') throw new Error(`REQUIRE_CHROMIUM=1 but ${CHROMIUM} is missing (apt-get install chromium)`);
-  return `${CHROMIUM} is missing (apt-get install chromium; REQUIRE_CHROMIUM=1 makes this a failure)`;
-}
-
-export const SCREENSHOTS = join(ROOT, 'test-artifacts/screenshots');
+import { CHROMIUM_ARGS, CHROMIUM_PATH, SCREENSHOT_DIR } from './harness.ts';
 
 export interface UiStack {
   browser: Browser;
@@ -101,8 +82,8 @@ export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise
   const base = await startVite({});
 
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return {
     browser,
     clinic,
@@ -110,7 +91,7 @@ export async function startUiStack(opts: { holdMinutes?: number } = {}): Promise
     bookingUrl: `${base}/booking/`,
     portalUrl: `${base}/portal/`,
     async screenshot(page, name) {
-      await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+      await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
     },
     async signedInPortal(token, email) {
       return `${await startVite({ DEV_TOKEN: token, DEV_EMAIL: email })}/portal/`;
