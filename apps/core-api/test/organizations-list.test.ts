@@ -433,7 +433,13 @@ describe('organizations: list, update, settings', () => {
         assert.equal(res.statusCode, 200, `${role}: ${res.body}`);
         const body = res.json();
         assert.deepEqual(Object.keys(body), ['data']);
-        assert.deepEqual(Object.keys(body.data).sort(), ['calendar_title', 'default_timezone', 'language_code', 'organization_id', 'updated_at']);
+        assert.deepEqual(Object.keys(body.data).sort(), [
+          'calendar_title',
+          'default_timezone',
+          'language_code',
+          'organization_id',
+          'updated_at',
+        ]);
         assert.equal(body.data.organization_id, org.id);
         assert.equal(body.data.language_code, 'ro');
         assert.equal(body.data.default_timezone, 'UTC');
