@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DECLARED_REFERENCES } from '../src/platform/references.ts';
 import { dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
+import { clinicRows } from './support/clinic-rows.ts';
 
 /*
  * Every id inside a request body names a row of the caller's organization, or the request is refused with
@@ -170,62 +171,16 @@ describe('ids in request bodies resolve in the caller organization', () => {
     await make('/v1/exercises', { slug: `b-${hex()}`, name: 'B exercise', kind: 'reps_based' });
     // The caller's own parents, so that each route gets past its 404 to the body.
     const mine = async (url: string, body: unknown) => dataOf(await t.call('POST', url, { token: adminA, org: orgA, body }), 201);
-    const adminAId = (await t.db.query<{ id: string }>("select id from users where email like 'refs-a%' order by created_at limit 1"))
-      .rows[0]!.id;
-    const site = await mine(`/v1/organizations/${orgA}/locations`, { name: 'A room', timezone: 'Europe/Bucharest' });
-    const aField = await mine('/v1/custom-fields', { entity_type: 'form', key: 'a_note', label: 'Note', field_type: 'text' });
-    const aTemplate = await mine('/v1/form-templates', { name: 'A form', fields: [{ custom_field_id: aField.id }] });
-    const aPatient = (await t.db.query<{ id: string }>('select id from patients where organization_id = $1 limit 1', [orgA])).rows[0]!.id;
-    await mine('/v1/forms', { form_template_id: aTemplate.id, patient_id: aPatient });
-    await mine('/v1/calendars', { kind: 'room', name: 'A room', location_id: site.id });
-    const aSpecialist = await mine('/v1/specialists', {
-      user_id: adminAId,
-      display_name: 'Dr A',
-      bookable_online: true,
-      location_ids: [site.id],
-    });
-    dataOf(
-      await t.call('PUT', `/v1/specialists/${aSpecialist.id}/availability`, {
-        token: adminA,
-        org: orgA,
-        body: { rules: [1, 2, 3, 4, 5, 6, 7].map((weekday) => ({ location_id: site.id, weekday, start: '08:00', end: '18:00' })) },
-      }),
-    );
-    const aService = await mine('/v1/services', {
-      name: 'A visit',
-      duration_minutes: 30,
-      price_minor: 100,
-      currency: 'RON',
-      mode: 'in_person',
-      is_public: true,
-      location_ids: [site.id],
-      specialist_ids: [aSpecialist.id],
-    });
-    await mine('/v1/service-plans', {
-      name: 'A plan',
-      price_minor: 1,
-      currency: 'RON',
-      validity_days: 30,
-      services: [{ service_id: aService.id, quantity: 1 }],
-    });
-    const day = new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10);
-    const free = await t.call('GET', `/v1/public/availability?organization=${orgA}&service_id=${aService.id}&from=${day}&to=${day}`);
-    const slot = (free.json().data.slots as { start: string }[])[0]!;
-    await mine('/v1/appointments', { service_id: aService.id, specialist_id: aSpecialist.id, start: slot.start, patient_id: aPatient });
+    // One row of each parent kind (location, form, specialist with hours, service, plan, appointment, treatment
+    // plan, ...), plus the two the shared set does not make.
+    const { rows: aRows } = await clinicRows(t, orgA);
+    await mine('/v1/calendars', { kind: 'room', name: 'A room', location_id: aRows.locations });
     await mine('/v1/automation-rules', {
       name: 'A rule',
       trigger: { type: 'event', event_type: 'appointment.created' },
       actions: [{ type: 'add_tag', tag: 'a' }],
     });
-    await t.db.query(
-      `insert into telerehab_settings (organization_id, enabled, intended_use_version, intended_use_accepted_at) values ($1, true, '1', now()) on conflict do nothing`,
-      [orgA],
-    );
     squat = (await t.db.query<{ id: string }>(`select id from exercises where slug = 'squat' and organization_id is null`)).rows[0]!.id;
-    await mine('/v1/treatment-plans', {
-      name: 'A plan',
-      phases: [{ name: 'W1', days: [{ items: [{ exercise_id: squat, sets: [{ side: 'left', reps: 10 }] }] }] }],
-    });
     const parents = new Set(
       [...DECLARED_REFERENCES.values()].flatMap((r) =>
         Object.entries(r)
