@@ -40,6 +40,9 @@ const Env = Type.Object({
   AUTH_USERINFO_URL: Type.Optional(Type.String()),
   AUTH_CLERK_API_URL: Type.String({ default: 'https://api.clerk.com' }),
   AUTH_CLERK_SECRET_KEY: Type.Optional(Type.String()),
+  // After an instance sees a new identity provider (the identity row changed), tokens of the one before keep
+  // verifying there for this long; 0 refuses them at once (docs/operations.md, "Rotating credentials").
+  AUTH_ROTATION_GRACE_SECONDS: Type.Number({ default: 600, minimum: 0, maximum: 86_400 }),
   RATELIMIT_API_LIMIT: Type.Integer({ default: 1200, minimum: 1 }),
   RATELIMIT_API_WINDOW: Type.String({ default: '60' }),
   RATELIMIT_PUBLIC_RESOLVE_LIMIT: Type.Integer({ default: 30, minimum: 1 }),
@@ -195,6 +198,8 @@ export interface Config {
     /** Health check interval: 1 minute in production, 5 minutes elsewhere (staging sets PROVIDER_HEALTH_INTERVAL=5m). */
     healthIntervalSeconds: number;
     pingTimeoutMs: number;
+    /** Tokens of the identity provider an instance replaced keep verifying there this long (AUTH_ROTATION_GRACE_SECONDS). */
+    identityGraceSeconds: number;
     /** endpoint_url may name loopback or private addresses (local wire-format servers); refused in production. */
     allowPrivateEndpoints: boolean;
   };
@@ -440,6 +445,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
           ? 60
           : 300,
       pingTimeoutMs: values.PROVIDER_PING_TIMEOUT_MS,
+      identityGraceSeconds: values.AUTH_ROTATION_GRACE_SECONDS,
       allowPrivateEndpoints: values.PROVIDER_ALLOW_PRIVATE_ENDPOINTS ?? !production,
     },
     breakGlass: {

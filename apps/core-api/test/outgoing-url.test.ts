@@ -76,7 +76,7 @@ describe('the outgoing-URL guard', () => {
         body: {
           credentials: {
             secret_key: 'sk_test_guard1234567890',
-            publishable_key: 'pk_test_guard1234567890',
+            publishable_key: `pk_test_${Buffer.from('guard.clerk.test$').toString('base64')}`,
             webhook_secret: 'whsec_guard12345678',
           },
           config: { endpoint_url },
@@ -98,7 +98,7 @@ describe('the outgoing-URL guard', () => {
       body: {
         credentials: {
           secret_key: 'sk_test_guard1234567890',
-          publishable_key: 'pk_test_guard1234567890',
+          publishable_key: `pk_test_${Buffer.from('guard.clerk.test$').toString('base64')}`,
           webhook_secret: 'whsec_guard12345678',
         },
         config: { endpoint_url: '' },

@@ -24,6 +24,8 @@ const SECRET_OLD = 'old-secret-Zq8wPp3vXk2Lm9Nn';
 const SECRET_NEW = 'new-secret-Hh7yTt6rEe5Ww4Qq';
 const CLERK_SK = 'sk_test_SecretClerkKey123456';
 const CLERK_WH = 'whsec_WebhookSecretValue987';
+// A publishable key names the instance's frontend API (base64 of "<host>$"): the issuer of its tokens.
+const CLERK_PK = `pk_test_${Buffer.from('clinic.clerk.test$').toString('base64')}`;
 const SECRETS = [SECRET_OLD, SECRET_NEW, CLERK_SK, CLERK_WH];
 
 describe('platform service providers', () => {
@@ -171,7 +173,7 @@ describe('platform service providers', () => {
       status: 'active',
     });
     await patch(rows.auth!.id, {
-      credentials: { secret_key: CLERK_SK, publishable_key: 'pk_test_PublishableKey1234', webhook_secret: CLERK_WH },
+      credentials: { secret_key: CLERK_SK, publishable_key: CLERK_PK, webhook_secret: CLERK_WH },
       config: { endpoint_url: clerk.url },
       status: 'active',
     });
@@ -217,6 +219,9 @@ describe('platform service providers', () => {
     s3.keys.add(AKID);
     clerk.secretKeys.add(CLERK_SK);
     await checkProviders(deps);
+    // The identity row verifies tokens once active (provider-rotation.test.ts); the tests below sign in with the
+    // development issuer of the environment, which applies again while the row is inactive.
+    dataOf(await patch(rows.auth!.id, { status: 'inactive' }));
   });
 
   it('a verified sender identity is required for email', async () => {

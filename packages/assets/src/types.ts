@@ -24,8 +24,9 @@ export interface AssetStore {
   /**
    * A URL that reads the object without credentials until it expires (S3 presigned GET), with the
    * answer's Content-Type and Content-Disposition set; the folder store has none (the API signs its own).
+   * Null: none for this object now (a store that forwards to the folder store at the moment).
    */
-  signedGetUrl?(key: string, opts: { expiresInSeconds: number; contentType?: string; contentDisposition?: string }): Promise<string>;
+  signedGetUrl?(key: string, opts: { expiresInSeconds: number; contentType?: string; contentDisposition?: string }): Promise<string | null>;
   /** Releases connections (the S3 client's sockets); the folder store has none. */
   close?(): void;
 }

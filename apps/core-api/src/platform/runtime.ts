@@ -12,7 +12,10 @@ import type { Config } from '../config.ts';
 import { permissionCatalog } from './identity/queries.ts';
 import { createDevIssuer, type DevIssuer } from './auth/dev-issuer.ts';
 import { createProfileSource, type ProfileSource } from './auth/profile-source.ts';
+import { createRotatingIdentity } from './auth/identity-provider.ts';
+import { createRotatingAssetStore } from './asset-provider.ts';
 import { createSecretBox, loadMasterKeys, type SecretBox } from './secrets.ts';
+import { createProviderResolver, type ProviderResolver } from '../modules/providers/resolver.ts';
 
 /** Everything a service instance shares across requests: connections, keys, caches. */
 export interface Runtime {
@@ -21,12 +24,15 @@ export interface Runtime {
   db: Database;
   redis: Redis | null;
   devIssuer: DevIssuer | null;
+  /** Verifies tokens of the identity row's provider, or of the AUTH_* settings while no row is active. */
   verifier: TokenVerifier;
   profile: ProfileSource;
+  /** This instance's provider cache (spec 3.3): email, SMS, storage and identity all resolve through it. */
+  providers: ProviderResolver;
   permissionCatalog: string[];
   /** Seals and opens secrets at rest (webhook signing secrets, provider credentials). */
   secrets: SecretBox;
-  /** Files (form attachments, replays, ...): a folder, or the bucket of ASSET_STORE=s3 (config.assetStore). */
+  /** Files (form attachments, replays, ...): the storage row's bucket, else a folder or the bucket of ASSET_STORE=s3. */
   assets: AssetStore;
   lock: HeldLock | null;
   /** Reads of patient data, stored in batches before each read is answered (platform/access-log.ts). */
@@ -98,8 +104,23 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   // Tests get a fresh folder each: no test sees another's files, and nothing lands in DATA_DIR.
   const tempAssets = config.assetStore.kind === 'local' && !config.assetsDir && config.env === 'test';
   const assetsRoot = config.assetsDir ?? (tempAssets ? await mkdtemp(join(tmpdir(), 'clinic-assets-')) : join(config.dataDir, 'assets'));
-  const assets = createAssetStore(config.assetStore, assetsRoot);
-  logger.debug({ assets: describeAssetStore(config.assetStore, assetsRoot) }, 'asset store');
+  const providers = createProviderResolver({ db, secrets, ttlMs: config.providers.cacheTtlSeconds * 1000 });
+  const assets = createRotatingAssetStore({
+    resolver: providers,
+    bootstrap: createAssetStore(config.assetStore, assetsRoot),
+    keyPrefix: config.assetStore.kind === 's3' ? (config.assetStore.keyPrefix ?? '') : '',
+    logger,
+  });
+  logger.debug({ assets: describeAssetStore(config.assetStore, assetsRoot) }, 'asset store (until a storage row is active)');
+  // The first call must not be the one to resolve: it may come inside a transaction (asset-provider.ts).
+  await assets.refresh();
+  const identity = createRotatingIdentity({
+    resolver: providers,
+    bootstrap: { verifier, profile: createProfileSource(config.auth) },
+    graceMs: config.providers.identityGraceSeconds * 1000,
+    jwksCooldownSeconds: config.auth.mode === 'jwks' ? config.auth.jwksCooldownSeconds : 30,
+    logger,
+  });
   const database = db;
   const accessLog = createAccessLog(database, logger);
   return {
@@ -108,8 +129,9 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     db: database,
     redis,
     devIssuer,
-    verifier,
-    profile: createProfileSource(config.auth),
+    verifier: identity.verifier,
+    profile: identity.profile,
+    providers,
     permissionCatalog: catalog,
     secrets,
     assets,

@@ -22,6 +22,8 @@ export async function startFakeS3(opts: {
     region: opts.region,
     buckets: new Map(opts.buckets.map((b) => [b, new Map<string, { body: Buffer; type: string | null }>()])),
     requests: 0,
+    /** The access key of the last signed request: which credentials a client used. */
+    lastKeyId: null as string | null,
     uploads: new Map<string, { key: string; type: string | null; parts: Map<number, Buffer> }>(),
     uploadSeq: 0,
   };
@@ -35,6 +37,7 @@ export async function startFakeS3(opts: {
     const cred = sigv4Credential(req);
     if (!cred || !state.keys.has(cred.accessKeyId))
       return error(403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.');
+    state.lastKeyId = cred.accessKeyId;
     const url = new URL(req.url ?? '/', 'http://x');
     const [, bucketName, ...rest] = url.pathname.split('/');
     const key = rest.map(decodeURIComponent).join('/');

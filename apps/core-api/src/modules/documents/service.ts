@@ -349,14 +349,14 @@ export async function downloadUrl(deps: DocumentDeps, d: q.DocumentRow): Promise
   const ttl = deps.limits.urlTtlSeconds;
   const expires = Math.floor(Date.now() / 1000) + ttl;
   const name = downloadName(d.title);
-  if (deps.assets.signedGetUrl) {
-    const url = await deps.assets.signedGetUrl(d.asset_key, {
-      expiresInSeconds: ttl,
-      contentType: 'application/pdf',
-      contentDisposition: `attachment; filename="${name}"`,
-    });
-    return { url, expires_at: new Date(expires * 1000) };
-  }
+  const url = deps.assets.signedGetUrl
+    ? await deps.assets.signedGetUrl(d.asset_key, {
+        expiresInSeconds: ttl,
+        contentType: 'application/pdf',
+        contentDisposition: `attachment; filename="${name}"`,
+      })
+    : null;
+  if (url) return { url, expires_at: new Date(expires * 1000) };
   return { url: `${deps.publicUrl}${signDocumentPath(deps.urlKeys, d.id, expires, name)}`, expires_at: new Date(expires * 1000) };
 }
 

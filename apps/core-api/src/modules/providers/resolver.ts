@@ -14,15 +14,26 @@ export interface ResolvedProvider {
 }
 
 interface Entry {
-  /** A resolution, or the 502 it answers with. */
-  outcome: ResolvedProvider | AppError;
+  /** The row's resolution, and for a row in error the 502 it answers with (unless the caller takes failing rows). */
+  outcome: ResolvedProvider;
+  error: AppError | null;
   /** updated_at of every row that took part, to tell whether a refresh must decrypt again. */
   version: string;
   fetchedAt: number;
 }
 
 export interface ProviderResolver {
-  resolve(capability: Capability, orgId: string | null): Promise<ResolvedProvider>;
+  /**
+   * `acceptFailing`: a row in error is returned instead of the 502. Only the identity provider asks for it: a
+   * 502 on every token would lock out the operator who must PATCH the row to repair it (docs/decisions.md).
+   */
+  resolve(capability: Capability, orgId: string | null, opts?: { acceptFailing?: boolean }): Promise<ResolvedProvider>;
+  /**
+   * The fresh cached resolution, without touching the database (undefined when there is none or it expired).
+   * For callers that may hold a transaction (the asset store is read inside some): on the embedded database a
+   * query of their own would wait for it forever.
+   */
+  peek(capability: Capability, orgId: string | null): { outcome: ResolvedProvider; error: AppError | null } | undefined;
   /** The writing instance's own entries of a capability go at once (spec 3.3). */
   invalidate(capability: Capability): void;
 }
@@ -44,7 +55,7 @@ export function createProviderResolver(deps: { db: Database; secrets: SecretBox;
   const cache = new Map<string, Entry>();
   const now = deps.now ?? Date.now;
 
-  function decide(capability: Capability, rows: ProviderRow[]): ResolvedProvider | AppError {
+  function decide(capability: Capability, rows: ProviderRow[]): { outcome: ResolvedProvider; error: AppError | null } {
     const override = rows.find((r) => r.organization_id !== null);
     const platform = rows.find((r) => r.organization_id === null);
     for (const [row, source] of [
@@ -52,20 +63,22 @@ export function createProviderResolver(deps: { db: Database; secrets: SecretBox;
       [platform, 'platform'],
     ] as const) {
       if (!row || row.status === 'inactive') continue;
-      if (row.status === 'error') return unavailable(row);
       const { id, provider, config, updated_at } = row;
       return {
-        capability,
-        source,
-        row: { id, provider, config, updated_at },
-        credentials: openCredentials(deps.secrets, row.credentials_sealed!),
+        outcome: {
+          capability,
+          source,
+          row: { id, provider, config, updated_at },
+          credentials: openCredentials(deps.secrets, row.credentials_sealed!),
+        },
+        error: row.status === 'error' ? unavailable(row) : null,
       };
     }
-    return { capability, source: 'default', row: null, credentials: null };
+    return { outcome: { capability, source: 'default', row: null, credentials: null }, error: null };
   }
 
   return {
-    async resolve(capability, orgId) {
+    async resolve(capability, orgId, opts) {
       const key = `${capability}:${orgId ?? 'platform'}`;
       const hit = cache.get(key);
       if (!hit || now() - hit.fetchedAt >= deps.ttlMs) {
@@ -75,11 +88,15 @@ export function createProviderResolver(deps: { db: Database; secrets: SecretBox;
           .sort()
           .join(',');
         if (hit && hit.version === version) hit.fetchedAt = now();
-        else cache.set(key, { outcome: decide(capability, rows), version, fetchedAt: now() });
+        else cache.set(key, { ...decide(capability, rows), version, fetchedAt: now() });
       }
-      const outcome = cache.get(key)!.outcome;
-      if (outcome instanceof AppError) throw outcome;
-      return outcome;
+      const entry = cache.get(key)!;
+      if (entry.error && !opts?.acceptFailing) throw entry.error;
+      return entry.outcome;
+    },
+    peek(capability, orgId) {
+      const hit = cache.get(`${capability}:${orgId ?? 'platform'}`);
+      return hit && now() - hit.fetchedAt < deps.ttlMs ? { outcome: hit.outcome, error: hit.error } : undefined;
     },
     invalidate(capability) {
       for (const key of cache.keys()) if (key.startsWith(`${capability}:`)) cache.delete(key);

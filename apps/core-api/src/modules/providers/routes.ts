@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { listProviders } from './queries.ts';
-import { createProviderResolver, type ProviderResolver } from './resolver.ts';
+import type { ProviderResolver } from './resolver.ts';
 import { CAPABILITIES, CreateOverrideBody, Provider, Resolved, UpdateProviderBody, type Capability } from './schemas.ts';
 import { createOverride, getProvider, toPublic, updateProviderRow } from './service.ts';
 import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
@@ -13,21 +13,23 @@ const errorResponses = errorSchemas(400, 401, 403, 404, 429);
 const tags = ['operator'];
 const BASE = '/v1/admin/platform-service-providers';
 
-// Per runtime: two instances in one process (tests) keep separate caches, as two processes would.
-const resolvers = new WeakMap<Runtime, ProviderResolver>();
-
 /**
- * The provider resolver of this instance: one cache per runtime, which the operator routes invalidate after a
- * change (spec 3.3: the writing instance drops its cached provider at once), so every module of the instance
- * resolves through it.
+ * The provider resolver of this instance (Runtime.providers): one cache per runtime, which the operator routes
+ * invalidate after a change (spec 3.3: the writing instance drops its cached provider at once), so every module of
+ * the instance, and its token verification and asset store, resolves through it. Two instances in one process
+ * (tests) keep separate caches, as two processes would.
  */
 export function providerResolverOf(rt: Runtime): ProviderResolver {
-  let r = resolvers.get(rt);
-  if (!r) {
-    r = createProviderResolver({ db: rt.db, secrets: rt.secrets, ttlMs: rt.config.providers.cacheTtlSeconds * 1000 });
-    resolvers.set(rt, r);
-  }
-  return r;
+  return rt.providers;
+}
+
+/**
+ * After the cache of a capability is dropped, the changed row is resolved again at once (after the transaction):
+ * the asset store takes only fresh entries without querying (asset-provider.ts), so this is how the writing
+ * instance's store moves at once (spec 3.3). A row in error is resolved too; its 502 is for its users.
+ */
+async function refill(resolver: ProviderResolver, row: { capability: Capability; organization_id: string | null }) {
+  await resolver.resolve(row.capability, row.organization_id, { acceptFailing: true });
 }
 
 /** Operator surface (spec 2.11, 4.10): superadmin only. */
@@ -130,6 +132,7 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
         createOverride(tx, actorOf(request), deps, request.body as Parameters<typeof createOverride>[3]),
       );
       resolver.invalidate(row.capability);
+      await refill(resolver, row);
       return reply.status(201).send({ data: toPublic(row, rt.secrets) });
     },
   );
@@ -151,6 +154,7 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
     async (request) => {
       const row = await request.inTx((tx) => updateProviderRow(tx, actorOf(request), deps, request.params.id.toLowerCase(), request.body));
       resolver.invalidate(row.capability);
+      await refill(resolver, row);
       return { data: toPublic(row, rt.secrets) };
     },
   );

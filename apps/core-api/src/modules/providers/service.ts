@@ -8,6 +8,7 @@ import type { Actor } from '../../platform/actor.ts';
 import { maskCredentials, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { resolvesPublicly, urlProblem } from '../../platform/outgoing-url.ts';
 import { endpointProblem } from './endpoint.ts';
+import { frontendApiOf } from '../../platform/auth/identity-provider.ts';
 import { findProvider, insertOverride, updateProvider, type ProviderRow, organizationExists } from './queries.ts';
 import { SHAPES, type Capability } from './schemas.ts';
 
@@ -36,6 +37,10 @@ function check(schema: TSchema, value: unknown, prefix: string, fields: Record<s
 async function validate(capability: Capability, creds: unknown, config: Record<string, unknown>, allowPrivate: boolean): Promise<void> {
   const fields: Record<string, string> = {};
   if (creds !== undefined) check(SHAPES[capability].credentials, creds, 'credentials', fields);
+  // Token verification takes the issuer from the publishable key (platform/auth/identity-provider.ts).
+  const publishable = (creds as { publishable_key?: unknown } | undefined)?.publishable_key;
+  if (capability === 'auth' && typeof publishable === 'string' && !fields['credentials.publishable_key'] && !frontendApiOf(publishable))
+    fields['credentials.publishable_key'] = 'must be pk_test_ or pk_live_ and the base64 of the frontend API host followed by $';
   check(SHAPES[capability].config, config, 'config', fields);
   if (typeof config.endpoint_url === 'string') {
     // At creation the name is resolved too (a clear 400); the ping's sockets check again when they connect.

@@ -93,10 +93,15 @@ export function createProfileSource(auth: Config['auth']): ProfileSource {
       },
     };
   }
+  return clerkProfileSource(profile.apiUrl, profile.secretKey);
+}
+
+/** The primary email from a Clerk-style Backend API (AUTH_PROFILE_SOURCE=clerk, or the identity row). */
+export function clerkProfileSource(apiUrl: string, secretKey: string): ProfileSource {
   return {
     async primaryEmail(token) {
-      const url = new URL(`/v1/users/${encodeURIComponent(token.subject)}`, profile.apiUrl).toString();
-      const user = (await getJson(url, profile.secretKey, false)) as ClerkUser;
+      const url = new URL(`/v1/users/${encodeURIComponent(token.subject)}`, apiUrl).toString();
+      const user = (await getJson(url, secretKey, false)) as ClerkUser;
       const primary = user.email_addresses?.find((e) => e.id === user.primary_email_address_id);
       if (!primary?.email_address) throw noEmail();
       const status = primary.verification?.status;
