@@ -172,6 +172,13 @@ describe('provider rotation reaches every instance (identity and storage rows)',
       await two?.api.close();
     });
 
+    it('a publishable key that names no frontend API (the issuer of its tokens) is refused with 400', async () => {
+      const bad = { ...one.row, credentials: { ...one.row.credentials, publishable_key: 'pk_test_guard1234567890' } };
+      const err = assertError(await patch(rows.auth!, { ...bad, status: 'active' }), 400, 'validation_error');
+      assert.ok(err.fields['credentials.publishable_key'], JSON.stringify(err));
+      assert.equal(dataOf(await a.call('GET', `/v1/admin/platform-service-providers/${rows.auth}`, { token: su })).status, 'inactive');
+    });
+
     it('before any row the environment (here the development issuer) verifies tokens on every instance', async () => {
       for (const t of [a, b, c]) {
         assert.equal((await me(t, await a.token(uniqueEmail('bootstrap')))).statusCode, 200);
