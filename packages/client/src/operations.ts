@@ -142,6 +142,8 @@ export const operations = {
   resolvePlatformServiceProvider: { method: 'GET', path: '/v1/admin/platform-service-providers/resolve' },
   getPlatformServiceProvider: { method: 'GET', path: '/v1/admin/platform-service-providers/{id}' },
   updatePlatformServiceProvider: { method: 'PATCH', path: '/v1/admin/platform-service-providers/{id}' },
+  getSystemStatus: { method: 'GET', path: '/v1/admin/system-status' },
+  verifyAuditChain: { method: 'POST', path: '/v1/admin/audit-chains/verify' },
   getOrganizationRateLimit: { method: 'GET', path: '/v1/admin/organizations/{id}/rate-limits' },
   setOrganizationRateLimit: { method: 'PUT', path: '/v1/admin/organizations/{id}/rate-limits' },
   clearOrganizationRateLimit: { method: 'DELETE', path: '/v1/admin/organizations/{id}/rate-limits' },

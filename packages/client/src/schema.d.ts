@@ -2197,6 +2197,46 @@ export interface paths {
         patch: operations["updatePlatformServiceProvider"];
         trace?: never;
     };
+    "/v1/admin/system-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every service as this core API instance sees it (superadmin)
+         * @description core_api (this instance), database (pool metrics and a ping), redis (a ping; not_configured on the embedded default), telemetry and composer (their /health; TELEMETRY_URL, COMPOSER_URL), worker (the outbox it drains: behind when the oldest undispatched event waits over 60 s). Always 200: a service that is down is reported, not thrown.
+         */
+        get: operations["getSystemStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit-chains/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Walk one audit chain and recompute every hash (superadmin): the platform's or an organization's
+         * @description What `npm run cli -- audit verify` does: from the latest valid retention checkpoint (or the genesis), each entry must sit at the next position, name the previous hash and hash to what it stores; the head must match the last entry. A broken chain is 200 with ok false and the first broken link. organization_id null is the platform chain.
+         */
+        post: operations["verifyAuditChain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/organizations/{id}/rate-limits": {
         parameters: {
             query?: never;
@@ -34493,6 +34533,278 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["def-25"];
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSystemStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            status: "healthy" | "degraded" | "unhealthy";
+                            /** Format: date-time */
+                            checked_at: string;
+                            services: {
+                                name: "core_api" | "database" | "redis" | "telemetry" | "composer" | "worker";
+                                status: "up" | "degraded" | "down" | "not_configured";
+                                latency_ms: number | null;
+                                detail: {
+                                    [key: string]: unknown;
+                                };
+                                error: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error envelope (spec 2.2) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            code: string;
+                            message: string;
+                            fields?: {
+                                [key: string]: string;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    verifyAuditChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organization_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The organization id, or "platform" */
+                            chain: string;
+                            ok: boolean;
+                            /** @description Entries whose hash and link were recomputed and found intact */
+                            checked: number;
+                            from?: {
+                                checkpoint_id: string;
+                                cut_seq: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            };
+                            broken?: {
+                                chain_seq: number;
+                                id: string | null;
+                                reason: string;
+                            };
+                            /** Format: date-time */
+                            verified_at: string;
+                        };
                     };
                 };
             };
