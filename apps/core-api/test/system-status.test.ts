@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { startFakeSes } from './fakes/ses.ts';
 import { assertError, dataOf, startTestApp, uniqueEmail, type TestApp } from './helpers.ts';
 
 // The console's operator views (docs/web.md, "Console"): every service's status and the audit chain's verification.
@@ -27,7 +28,9 @@ describe('system status and audit chain verification (superadmin)', () => {
     const gone = await listen(() => undefined);
     closedUrl = gone.url;
     await new Promise((ok) => gone.server.close(ok));
-    t = await startTestApp({ env: { TELEMETRY_URL: telemetry.url, COMPOSER_URL: closedUrl } });
+    t = await startTestApp({
+      env: { TELEMETRY_URL: telemetry.url, COMPOSER_URL: closedUrl, MASTER_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` },
+    });
     su = await t.superadmin();
   });
   after(async () => {
@@ -101,5 +104,31 @@ describe('system status and audit chain verification (superadmin)', () => {
     );
     const bad = await t.call('POST', '/v1/admin/audit-chains/verify', { token: su, body: { organization_id: 'nope' } });
     assert.equal(bad.statusCode, 400);
+  });
+
+  it('checks one provider now: refused credentials move it to error with the reason, working ones back to active', async () => {
+    const ses = await startFakeSes({ keys: ['AKIAGOODKEY000000001'], region: 'eu-central-1', verified: ['noreply@clinic.test'] });
+    try {
+      const rows = dataOf(await t.call('GET', '/v1/admin/platform-service-providers?capability=email', { token: su }));
+      const id = rows[0].id;
+      const body = (akid: string) => ({
+        status: 'active',
+        credentials: { access_key_id: akid, secret_access_key: 'a-secret-of-sixteen-plus' },
+        config: { region: 'eu-central-1', from_address: 'noreply@clinic.test', configuration_set: 'default', endpoint_url: ses.url },
+      });
+      dataOf(await t.call('PATCH', `/v1/admin/platform-service-providers/${id}`, { token: su, body: body('AKIABADKEY0000000001') }));
+      const bad = dataOf(await t.call('POST', `/v1/admin/platform-service-providers/${id}/check`, { token: su }));
+      assert.equal(bad.status, 'error');
+      assert.ok(bad.last_error, 'the reason is kept');
+      assert.ok(bad.last_health_check_at);
+      assert.doesNotMatch(JSON.stringify(bad), /a-secret-of-sixteen-plus/);
+      dataOf(await t.call('PATCH', `/v1/admin/platform-service-providers/${id}`, { token: su, body: body('AKIAGOODKEY000000001') }));
+      const good = dataOf(await t.call('POST', `/v1/admin/platform-service-providers/${id}/check`, { token: su }));
+      assert.equal(good.status, 'active');
+      const admin = (await t.addMember((await t.createOrg()).id, uniqueEmail('admin'), 'admin')).token;
+      assertError(await t.call('POST', `/v1/admin/platform-service-providers/${id}/check`, { token: admin }), 403, 'forbidden');
+    } finally {
+      await ses.close();
+    }
   });
 });

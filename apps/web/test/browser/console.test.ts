@@ -109,11 +109,18 @@ describe('console (browser)', { skip: skipWithoutChromium(), concurrency: false 
     await page.getByRole('heading', { name: 'Break-glass access needed' }).waitFor();
     await page.getByText('the full audit log').first().waitFor();
 
-    // The clinic's administrator sees the session and the read in the clinic's own audit log.
+    // Back on the patients, the operator ends the session: the data goes, the form returns.
+    await page.getByRole('tab', { name: 'Patients' }).click();
+    await page.getByRole('timer').waitFor();
+    await page.getByRole('button', { name: 'End session' }).click();
+    await page.getByRole('heading', { name: 'Your break-glass session has ended' }).waitFor();
+    assert.equal(await page.getByRole('cell', { name: 'maria.harbour@example.com' }).count(), 0);
+
+    // The clinic's administrator sees the session, the read and its end in the clinic's own audit log.
     const log = (await clinic.listAuditLogs({ query: { action_context: 'break_glass', limit: '50' } })).data.data;
     const actions = log.map((e) => e.action);
-    assert.ok(actions.includes('break_glass.opened'), actions.join(', '));
-    assert.ok(actions.includes('console.patients_listed'), actions.join(', '));
+    for (const action of ['break_glass.opened', 'console.patients_listed', 'break_glass.ended'])
+      assert.ok(actions.includes(action), actions.join(', '));
     const opened = log.find((e) => e.action === 'break_glass.opened')!;
     assert.equal((opened.data as { reason_ref?: string }).reason_ref, 'SUP-4211');
   });

@@ -159,9 +159,13 @@ export function ElevationForm({
   );
 }
 
-/** The open session: a live countdown to its expiry (role timer) and what it covers. */
+/** The open session: a live countdown to its expiry (role timer), what it covers, and ending it now. */
 export function SessionBar({ session, onExpired }: { session: OpenSession; onExpired: () => void }) {
   const { t } = useI18n();
+  const end = useMutation({
+    mutationFn: async () => (await api.endBreakGlassSession({ params: { id: session.id } })).data.data,
+    onSuccess: () => onExpired(),
+  });
   const left = () => Math.max(0, Math.round((new Date(session.expires_at).getTime() - Date.now()) / 1000));
   const [seconds, setSeconds] = useState(left);
   useEffect(() => {
@@ -190,7 +194,11 @@ export function SessionBar({ session, onExpired }: { session: OpenSession; onExp
         <span role="timer" aria-label={t('console.bg.timeLeft', { time: formatCountdown(seconds) })} className="countdown">
           {formatCountdown(seconds)}
         </span>
+        <button type="button" className="button button-secondary button-small" onClick={() => end.mutate()} disabled={end.isPending}>
+          {t('console.bg.end')}
+        </button>
       </div>
+      {end.error ? <ServerError error={end.error} /> : null}
     </section>
   );
 }

@@ -37,7 +37,7 @@ export function OrganizationDetails({ orgId }: { orgId: string }) {
             <code>{o.slug}</code>
           </dd>
         </div>
-        <div>
+        <div className="wide">
           <dt>{t('console.orgs.address')}</dt>
           <dd>
             <a href={`${location.protocol}//${o.slug}.${location.host}/`}>{`${o.slug}.${location.host}`}</a>

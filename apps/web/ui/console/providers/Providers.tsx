@@ -36,7 +36,12 @@ interface ProviderRow {
  */
 export function Providers() {
   const { t, lang } = useI18n();
+  const qc = useQueryClient();
   const [rotating, setRotating] = useState<ProviderRow | null>(null);
+  const check = useMutation({
+    mutationFn: async (id: string) => (await api.checkPlatformServiceProvider({ params: { id } })).data.data,
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['providers'] }),
+  });
   const list = useQuery({
     queryKey: ['providers'],
     queryFn: async () => (await api.listPlatformServiceProviders({ query: { limit: '100' } })).data,
@@ -44,7 +49,7 @@ export function Providers() {
   return (
     <>
       <PageHead title={t('console.providers.title')} lead={t('console.providers.lead')} />
-      <ServerError error={list.error} />
+      <ServerError error={list.error ?? check.error} />
       {rotating && <Rotate row={rotating} onDone={() => setRotating(null)} />}
       {list.isPending ? (
         <Spinner />
@@ -115,14 +120,25 @@ export function Providers() {
               key: 'actions',
               header: <span className="visually-hidden">{t('console.actions')}</span>,
               cell: (r) => (
-                <button
-                  type="button"
-                  className="button button-secondary button-small"
-                  onClick={() => setRotating(r)}
-                  aria-label={t('console.providers.rotateFor', { name: t(`console.capability.${r.capability}` as MessageKey) })}
-                >
-                  {t('console.providers.rotate')}
-                </button>
+                <div className="row-actions">
+                  <button
+                    type="button"
+                    className="button button-secondary button-small"
+                    onClick={() => check.mutate(r.id)}
+                    disabled={check.isPending}
+                    aria-label={t('console.providers.checkFor', { name: t(`console.capability.${r.capability}` as MessageKey) })}
+                  >
+                    {t('console.providers.check')}
+                  </button>
+                  <button
+                    type="button"
+                    className="button button-secondary button-small"
+                    onClick={() => setRotating(r)}
+                    aria-label={t('console.providers.rotateFor', { name: t(`console.capability.${r.capability}` as MessageKey) })}
+                  >
+                    {t('console.providers.rotate')}
+                  </button>
+                </div>
               ),
             },
           ]}
