@@ -104,6 +104,18 @@ describe('console (browser)', { skip: skipWithoutChromium(), concurrency: false 
     await page.waitForFunction((t) => document.querySelector('[role="timer"]')?.textContent !== t, first);
     await accessible(page, 'break-glass-patients', 'Harbour Physio');
 
+    // One patient's record is another scope (patient_detail): its own refusal, form and session.
+    await page.getByRole('button', { name: 'maria.harbour@example.com' }).click();
+    const record = page.getByRole('region', { name: 'Patient record' });
+    await record.getByRole('heading', { name: 'Break-glass access needed' }).waitFor();
+    await record.getByText('patient records').first().waitFor();
+    await record.getByLabel('Reason', { exact: true }).fill('Duplicate record check for ticket SUP-4211, the second record.');
+    await record.getByRole('button', { name: 'Open break-glass session' }).click();
+    await record.getByRole('timer').waitFor();
+    await record.getByText('maria.harbour@example.com').waitFor();
+    assert.deepEqual(await seriousViolations(page), [], 'patient record (en)');
+    await p.screenshot(page, 'console-break-glass-record-en');
+
     // The audit log tab is another scope: refused until its own session.
     await page.getByRole('tab', { name: 'Audit log' }).click();
     await page.getByRole('heading', { name: 'Break-glass access needed' }).waitFor();
@@ -121,7 +133,7 @@ describe('console (browser)', { skip: skipWithoutChromium(), concurrency: false 
     const actions = log.map((e) => e.action);
     for (const action of ['break_glass.opened', 'console.patients_listed', 'break_glass.ended'])
       assert.ok(actions.includes(action), actions.join(', '));
-    const opened = log.find((e) => e.action === 'break_glass.opened')!;
+    const opened = log.find((e) => e.action === 'break_glass.opened' && (e.data as { scope?: string }).scope === 'patient_list')!;
     assert.equal((opened.data as { reason_ref?: string }).reason_ref, 'SUP-4211');
   });
 

@@ -52,6 +52,8 @@ export const consoleEn = {
   'console.bg.timeLeft': '{time} left',
   'console.bg.patientsCaption': 'Patients ({n})',
   'console.bg.noPatients': 'This organization has no patients.',
+  'console.bg.record': 'Patient record',
+  'console.bg.lastActivity': 'Last activity',
   'console.bg.email': 'Email',
   'console.bg.profile': 'Profile',
   'console.bg.shared': 'Shared',

@@ -56,6 +56,8 @@ export const consoleRo: Record<keyof typeof consoleEn, string> = {
   'console.bg.timeLeft': 'au mai rămas {time}',
   'console.bg.patientsCaption': 'Pacienți ({n})',
   'console.bg.noPatients': 'Această organizație nu are pacienți.',
+  'console.bg.record': 'Fișa pacientului',
+  'console.bg.lastActivity': 'Ultima activitate',
   'console.bg.email': 'Email',
   'console.bg.profile': 'Profil',
   'console.bg.shared': 'Partajat',

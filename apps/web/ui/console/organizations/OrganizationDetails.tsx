@@ -108,6 +108,7 @@ function useGuarded<T>(orgId: string, scope: string, what: string, fetcher: () =
 
 function Patients({ orgId, orgName }: { orgId: string; orgName: string }) {
   const { t, lang } = useI18n();
+  const [open, setOpen] = useState<{ id: string; email: string } | null>(null);
   const g = useGuarded(
     orgId,
     'patient_list',
@@ -126,7 +127,20 @@ function Patients({ orgId, orgName }: { orgId: string; orgName: string }) {
         rowKey={(p) => p.id}
         empty={t('console.bg.noPatients')}
         columns={[
-          { key: 'email', header: t('console.bg.email'), cell: (p) => p.email },
+          {
+            key: 'email',
+            header: t('console.bg.email'),
+            cell: (p) => (
+              <button
+                type="button"
+                className="button-link"
+                aria-expanded={open?.id === p.id}
+                onClick={() => setOpen(open?.id === p.id ? null : p)}
+              >
+                {p.email}
+              </button>
+            ),
+          },
           {
             key: 'shared',
             header: t('console.bg.profile'),
@@ -140,7 +154,53 @@ function Patients({ orgId, orgName }: { orgId: string; orgName: string }) {
           { key: 'created', header: t('console.orgs.created'), cell: (p) => formatDateTime(p.created_at, zone, lang), align: 'end' },
         ]}
       />
+      {open && <PatientRecord key={open.id} orgId={orgId} orgName={orgName} patientId={open.id} />}
     </>
+  );
+}
+
+/** One patient's record: its own scope (patient_detail), so its own refusal and session. */
+function PatientRecord({ orgId, orgName, patientId }: { orgId: string; orgName: string; patientId: string }) {
+  const { t, lang } = useI18n();
+  const g = useGuarded(
+    orgId,
+    'patient_detail',
+    `patient:${patientId}`,
+    async () => (await api.consoleGetPatient({ params: { org_id: orgId, patient_id: patientId } })).data.data,
+  );
+  return (
+    <section className="patient-record" aria-labelledby="patient-record-title">
+      <h2 id="patient-record-title">{t('console.bg.record')}</h2>
+      {g.query.isPending ? (
+        <Spinner />
+      ) : g.elevation ? (
+        <ElevationForm {...g.elevation} orgName={orgName} onOpened={g.onOpened} />
+      ) : g.query.error ? (
+        <ServerError error={g.query.error} />
+      ) : (
+        <>
+          {g.session && <SessionBar session={g.session} onExpired={g.onExpired} />}
+          <dl className="facts card">
+            <div className="wide">
+              <dt>{t('console.bg.email')}</dt>
+              <dd>{g.query.data.email}</dd>
+            </div>
+            <div>
+              <dt>{t('console.orgs.language')}</dt>
+              <dd>{g.query.data.preferred_language ?? '—'}</dd>
+            </div>
+            <div>
+              <dt>{t('console.bg.lastActivity')}</dt>
+              <dd>{g.query.data.last_activity ? formatDateTime(g.query.data.last_activity, zone, lang) : '—'}</dd>
+            </div>
+            <div>
+              <dt>{t('console.orgs.created')}</dt>
+              <dd>{formatDateTime(g.query.data.created_at, zone, lang)}</dd>
+            </div>
+          </dl>
+        </>
+      )}
+    </section>
   );
 }
 
