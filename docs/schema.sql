@@ -402,7 +402,9 @@ create table public.break_glass_sessions (
   reason_ref text,
   created_at timestamp with time zone not null default now(),
   expires_at timestamp with time zone not null,
+  ended_at timestamp with time zone,
   constraint break_glass_sessions_check CHECK (((expires_at > created_at) AND (expires_at <= (created_at + '04:00:00'::interval)))),
+  constraint break_glass_sessions_ended_check CHECK (((ended_at IS NULL) OR ((ended_at >= created_at) AND (ended_at <= expires_at)))),
   constraint break_glass_sessions_reason_category_check CHECK ((reason_category = ANY (ARRAY['support_ticket'::text, 'security_incident'::text, 'dsar_routing'::text, 'fraud_investigation'::text, 'platform_engineering'::text]))),
   constraint break_glass_sessions_reason_ref_check CHECK (((length(reason_ref) >= 1) AND (length(reason_ref) <= 200))),
   constraint break_glass_sessions_reason_text_check CHECK (((length(reason_text) >= 1) AND (length(reason_text) <= 2000))),
@@ -413,7 +415,7 @@ alter table public.break_glass_sessions enable row level security;
 alter table public.break_glass_sessions force row level security;
 CREATE INDEX break_glass_sessions_lookup_idx ON public.break_glass_sessions USING btree (superadmin_user_id, organization_id, scope, expires_at DESC);
 create policy break_glass_sessions_read on public.break_glass_sessions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('audit_log.view_org'::text) AS has_permission)));
-CREATE TRIGGER break_glass_sessions_append_only BEFORE DELETE OR UPDATE ON public.break_glass_sessions FOR EACH ROW EXECUTE FUNCTION app.forbid_change();
+CREATE TRIGGER break_glass_sessions_append_only BEFORE DELETE OR UPDATE ON public.break_glass_sessions FOR EACH ROW EXECUTE FUNCTION app.break_glass_end_only();
 CREATE TRIGGER break_glass_sessions_no_truncate BEFORE TRUNCATE ON public.break_glass_sessions FOR EACH STATEMENT EXECUTE FUNCTION app.forbid_change();
 
 create table public.calendar_claims (
@@ -2508,6 +2510,7 @@ CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subsc
 --   app.audit_hash(prev_hash text, canonical text) returns text
 --   app.audit_logs_append_only() returns trigger
 --   app.audit_prune(p_chain uuid, p_cut_seq bigint, p_last_hash text, p_older_than timestamp with time zone, p_key_id text, p_signature text, p_created_at timestamp with time zone) returns bigint security definer
+--   app.break_glass_end_only() returns trigger
 --   app.bump_caregivers_context_version() returns trigger security definer
 --   app.bump_context_epoch() returns trigger security definer
 --   app.bump_own_context_version() returns trigger

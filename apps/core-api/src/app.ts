@@ -58,6 +58,7 @@ import { webhooksSection } from './modules/events/openapi.ts';
 import { meRoutes } from './modules/me/routes.ts';
 import { organizationRoutes } from './modules/organizations/routes.ts';
 import { systemInfoRoutes } from './modules/system-info/routes.ts';
+import { operatorStatusRoutes } from './modules/operator-status/routes.ts';
 import { installPipeline } from './platform/pipeline.ts';
 import { installReferences } from './platform/references.ts';
 import { limiterFactory, tenantLimits } from './platform/limits.ts';
@@ -138,7 +139,8 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
     ttlSeconds: config.idempotencyTtlSeconds,
   });
 
-  healthRoutes(app, { db: rt.db, redis: rt.redis, startedAt: Date.now() });
+  const healthDeps = { db: rt.db, redis: rt.redis, startedAt: Date.now() };
+  healthRoutes(app, healthDeps);
   systemInfoRoutes(app, config.systemInfo);
   meRoutes(app);
   organizationRoutes(app, { db: rt.db, resolveLimiter: limiter('rl:resolve', config.rateLimits.publicResolve) });
@@ -181,6 +183,7 @@ export async function buildApp(rt: Runtime): Promise<FastifyInstance> {
   breakGlassRoutes(app, rt);
   consoleRoutes(app, rt);
   providerRoutes(app, rt);
+  operatorStatusRoutes(app, rt, healthDeps);
   rateLimitRoutes(app, rt, routeLimits);
   customFieldRoutes(app);
   formTemplateRoutes(app);

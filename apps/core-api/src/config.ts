@@ -107,6 +107,8 @@ const Env = Type.Object({
   SEGMENTS_SYNC_LIMIT: Type.Integer({ default: 5000, minimum: 0 }),
   SEGMENTS_CHUNK: Type.Integer({ default: 20_000, minimum: 1 }),
   TELEMETRY_PORT: Type.Integer({ default: 3001, minimum: 0, maximum: 65535 }),
+  // Where the core API reaches the telemetry service for the console's system status (default beside it).
+  TELEMETRY_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   TELEMETRY_SIGNING_KEY: Type.Optional(Type.String()),
   TELEMETRY_SESSION_TOKEN_TTL_SECONDS: Type.Integer({ default: 3600, minimum: 60, maximum: 86_400 }),
   TELEMETRY_REPLAY_URL_TTL_SECONDS: Type.Integer({ default: 300, minimum: 10, maximum: 86_400 }),
@@ -260,6 +262,8 @@ export interface Config {
   };
   telemetry: {
     port: number;
+    /** The telemetry service's base URL as the core API reaches it (the console's system status). */
+    url: string;
     /** Private JWK (JSON) of the session-token key; null: a key generated at start (not in production). */
     signingKey: string | null;
     sessionTokenTtlSeconds: number;
@@ -480,6 +484,7 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
     segments: { syncLimit: values.SEGMENTS_SYNC_LIMIT, chunkSize: values.SEGMENTS_CHUNK },
     telemetry: {
       port: values.TELEMETRY_PORT,
+      url: (values.TELEMETRY_URL ?? `http://127.0.0.1:${values.TELEMETRY_PORT}`).replace(/\/+$/, ''),
       signingKey: values.TELEMETRY_SIGNING_KEY ?? null,
       sessionTokenTtlSeconds: values.TELEMETRY_SESSION_TOKEN_TTL_SECONDS,
       replayUrlTtlSeconds: values.TELEMETRY_REPLAY_URL_TTL_SECONDS,

@@ -34,6 +34,7 @@ const EXEMPT: Record<string, string> = {
   'POST /v1/gdpr/export user_id': 'a person (platform-wide account), not a row of an organization',
   'POST /v1/break-glass/sessions organization_id': 'superadmin: names the organization to break into',
   'POST /v1/admin/platform-service-providers organization_id': 'superadmin: names the organization a provider row serves',
+  'POST /v1/admin/audit-chains/verify organization_id': 'superadmin: names the chain to verify; an unknown organization is 404',
   'POST /v1/public/holds location_id': 'public route: resolved in the organization the body names, by the booking service',
   'POST /v1/public/holds service_id': 'public route: resolved in the organization the body names, by the booking service',
   'POST /v1/public/holds specialist_id': 'public route: resolved in the organization the body names, by the booking service',

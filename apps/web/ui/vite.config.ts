@@ -62,7 +62,11 @@ export default defineConfig(({ command }) => {
       // Data URIs for small assets are allowed by img-src, but fonts and scripts must be files.
       assetsInlineLimit: 0,
       rollupOptions: {
-        input: { booking: resolve(root, 'booking/index.html'), portal: resolve(root, 'portal/index.html') },
+        input: {
+          booking: resolve(root, 'booking/index.html'),
+          portal: resolve(root, 'portal/index.html'),
+          console: resolve(root, 'console/index.html'),
+        },
       },
     },
     server: {

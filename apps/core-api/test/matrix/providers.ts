@@ -25,6 +25,10 @@ export const entries: Fragment = {
     row: su(200),
     request: { method: 'GET', path: `${BASE}/{id}`, prepare: async (f) => ({ params: { id: await emailRow(f) } }) },
   },
+  checkPlatformServiceProvider: {
+    row: su(200),
+    request: { method: 'POST', path: `${BASE}/{id}/check`, prepare: async (f) => ({ params: { id: await emailRow(f) } }) },
+  },
   updatePlatformServiceProvider: {
     row: su(200),
     request: { method: 'PATCH', path: `${BASE}/{id}`, prepare: async (f) => ({ params: { id: await emailRow(f) }, body: emailBody() }) },

@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { installAuthRoutes } from './auth.ts';
 import type { WebConfig } from './config.ts';
+import { installConsole } from './console.ts';
 import { installForwarding } from './forward.ts';
 import { createHostResolver, type HostResolver } from './hosts.ts';
 import { createOidcClient, type OidcClient } from './oidc.ts';
@@ -97,6 +98,7 @@ export async function buildWebServer(deps: WebDeps): Promise<WebServer> {
   installAuthRoutes(app, { store, sessions, oidc: () => oidc, platformOrigin });
   installForwarding(app, { upstreams, sessions, bodyLimitBytes: config.bodyLimitBytes });
   installPages(app, { distDir: config.distDir, platformDomain: config.platformDomain, sessions });
+  installConsole(app, { distDir: config.distDir, platformDomain: config.platformDomain, sessions, upstreams });
 
   return {
     app,

@@ -92,7 +92,7 @@ export function installPages(app: FastifyInstance, opts: { distDir: string; plat
         .send(
           page(
             'Clinic Platform',
-            `<h1>Clinic Platform</h1>\n<p>Each clinic has its own address: <code>https://&lt;clinic&gt;.${escapeHtml(opts.platformDomain)}/</code> for booking and <code>/portal</code> for patients.</p>`,
+            `<h1>Clinic Platform</h1>\n<p>Each clinic has its own address: <code>https://&lt;clinic&gt;.${escapeHtml(opts.platformDomain)}/</code> for booking and <code>/portal</code> for patients.</p>\n<p>Platform operators: <a href="/console">the console</a>.</p>`,
           ),
         );
     }

@@ -1,5 +1,8 @@
+import { consoleEn } from './console-en.ts';
+
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
 export const en = {
+  ...consoleEn,
   'app.skip': 'Skip to content',
   'app.loading': 'Loading…',
   'app.error': 'Something went wrong. Please try again.',

@@ -1,7 +1,9 @@
+import { consoleRo } from './console-ro.ts';
 import type { MessageKey } from './en.ts';
 
 /** Romanian messages: every key of en.ts (the type and packages/ui/test/i18n.test.ts check it). */
 export const ro: Record<MessageKey, string> = {
+  ...consoleRo,
   'app.skip': 'Salt la conținut',
   'app.loading': 'Se încarcă…',
   'app.error': 'Ceva nu a mers. Vă rugăm încercați din nou.',

@@ -1,9 +1,10 @@
-import { createRateLimiter, DataOf, errors, rateLimitHeaders } from '@clinic/http-kit';
+import { createRateLimiter, DataOf, errors, rateLimitHeaders, Uuid } from '@clinic/http-kit';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import { requireSuperadmin } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { BreakGlassSession, OpenSessionBody } from './schemas.ts';
-import { openSession } from './service.ts';
+import { endOwnSession, openSession } from './service.ts';
 import { contextOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
 const errorResponses = errorSchemas(400, 401, 403, 404, 429);
@@ -43,5 +44,23 @@ export function breakGlassRoutes(app: FastifyInstance, rt: Runtime): void {
       const session = await request.inTx((tx) => openSession(tx, { ctx: contextOf(request), ip: request.ip }, request.body));
       return reply.status(201).send({ data: session });
     },
+  );
+
+  r.post(
+    '/v1/break-glass/sessions/:id/end',
+    {
+      onRequest: [requireSuperadmin()],
+      schema: {
+        operationId: 'endBreakGlassSession',
+        summary: 'End one of your break-glass sessions now (superadmin)',
+        description:
+          "Only the superadmin who opened it; another's is 404. The session's reads stop at once (410 break_glass_expired naming the end). Audited as break_glass.ended in the organization's trail. Ending a session that already ended or expired changes nothing and answers it as it is.",
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(BreakGlassSession) },
+      },
+    },
+    async (request) => ({
+      data: await request.inTx((tx) => endOwnSession(tx, { ctx: contextOf(request), ip: request.ip }, request.params.id.toLowerCase())),
+    }),
   );
 }

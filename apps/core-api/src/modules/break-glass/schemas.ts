@@ -46,7 +46,8 @@ export const BreakGlassSession = Type.Object(
     reason_ref: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
     expires_at: Timestamp,
-    status: Type.Union([Type.Literal('open'), Type.Literal('expired')]),
+    ended_at: Type.Union([Timestamp, Type.Null()], { description: 'When the superadmin ended it before its expiry; null otherwise.' }),
+    status: Type.Union([Type.Literal('open'), Type.Literal('expired')], { description: 'expired once ended or past expires_at.' }),
   },
   { $id: 'BreakGlassSession' },
 );

@@ -2,7 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { AppError, errors } from '@clinic/http-kit';
 import { recordChange } from '../../platform/audit.ts';
 import type { Actor } from '../../platform/actor.ts';
-import { insertSession, organizationExists, type SessionRow } from './queries.ts';
+import { endSession, findOwnSession, insertSession, organizationExists, type SessionRow } from './queries.ts';
 import { DEFAULT_MINUTES, MAX_MINUTES, REASON_CATEGORIES, type BreakGlassScope } from './schemas.ts';
 
 export interface OpenSessionInput {
@@ -46,7 +46,9 @@ export function breakGlassExpired(session: SessionRow): AppError {
   return new AppError(
     410,
     'break_glass_expired',
-    `The break-glass session ${session.id} expired at ${session.expires_at.toISOString()}; open a new one to continue.`,
+    session.ended_at
+      ? `The break-glass session ${session.id} was ended at ${session.ended_at.toISOString()}; open a new one to continue.`
+      : `The break-glass session ${session.id} expired at ${session.expires_at.toISOString()}; open a new one to continue.`,
     {
       extra: { session_id: session.id, expired_at: session.expires_at, elevation: elevationForm(session.organization_id, session.scope) },
     },
@@ -100,4 +102,24 @@ export function auditUnderSession(
     { scope: session.scope, ...data },
     { actionContext: 'break_glass', breakGlassId: session.id },
   );
+}
+
+/**
+ * POST /v1/break-glass/sessions/{id}/end: the superadmin's own session ends now, audited in the
+ * organization's trail. Ending one that already ended or expired changes nothing and answers it as it is.
+ */
+export async function endOwnSession(tx: Queryable, actor: Actor, id: string): Promise<SessionRow> {
+  const own = await findOwnSession(tx, actor.ctx.principalId, id);
+  if (!own) throw errors.notFound('No break-glass session of yours with this id.');
+  const ended = await endSession(tx, own.id);
+  if (!ended) return own;
+  await recordChange(
+    tx,
+    actor,
+    'break_glass.ended',
+    { type: 'break_glass_session', id: ended.id, organizationId: ended.organization_id },
+    { scope: ended.scope, ended_at: ended.ended_at, expires_at: ended.expires_at },
+    { actionContext: 'break_glass', breakGlassId: ended.id },
+  );
+  return ended;
 }

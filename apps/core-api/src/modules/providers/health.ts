@@ -27,11 +27,13 @@ export interface HealthResult {
  * Walks every row (spec 5): pings active and error rows through their real client and moves them as
  * spec 3.3 says (active -> error with last_error; error -> active once the check passes). Inactive rows
  * are left alone. Pings run outside any transaction; a row changed meanwhile (a PATCH) is not stamped
- * with a verdict about its old credentials. A status change is audited, with no actor.
+ * with a verdict about its old credentials. A status change is audited, with no actor. `only` checks one row.
  */
-export async function checkProviders(deps: HealthDeps): Promise<HealthResult[]> {
+export async function checkProviders(deps: HealthDeps, only?: string): Promise<HealthResult[]> {
   const results: HealthResult[] = [];
   for (const row of await allProviders(deps.db)) {
+    // One row on an operator's demand (POST .../{id}/check), else all of them.
+    if (only && row.id !== only) continue;
     if (row.status === 'inactive' || !row.credentials_sealed) continue;
     let outcome: { ok: true } | { ok: false; error: string };
     let creds: Record<string, string> = {};

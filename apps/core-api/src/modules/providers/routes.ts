@@ -6,6 +6,7 @@ import type { Runtime } from '../../platform/runtime.ts';
 import { listProviders } from './queries.ts';
 import type { ProviderResolver } from './resolver.ts';
 import { CAPABILITIES, CreateOverrideBody, Provider, Resolved, UpdateProviderBody, type Capability } from './schemas.ts';
+import { checkProviders } from './health.ts';
 import { createOverride, getProvider, toPublic, updateProviderRow } from './service.ts';
 import { actorOf, errorSchemas, routesOf } from '../../platform/route.ts';
 
@@ -156,6 +157,37 @@ export function providerRoutes(app: FastifyInstance, rt: Runtime): void {
       resolver.invalidate(row.capability);
       await refill(resolver, row);
       return { data: toPublic(row, rt.secrets) };
+    },
+  );
+  r.post(
+    `${BASE}/:id/check`,
+    {
+      onRequest: gate,
+      schema: {
+        operationId: 'checkPlatformServiceProvider',
+        summary: 'Run the health check of one provider row now (superadmin)',
+        description:
+          "The worker's scheduled check (spec 3.3) for this row alone: pings the provider with its stored credentials and moves active <-> error, setting last_error and last_health_check_at. Inactive rows and rows without credentials are not pinged and come back as they are. Drops this instance's cache when the status changed.",
+        params: Type.Object({ id: Uuid }),
+        response: { 200: DataOf(Provider) },
+      },
+    },
+    async (request) => {
+      const id = request.params.id.toLowerCase();
+      const before = await request.inTx((tx) => getProvider(tx, id));
+      const [result] = await checkProviders(
+        {
+          db: rt.db,
+          secrets: rt.secrets,
+          logger: request.log as never,
+          pingTimeoutMs: rt.config.providers.pingTimeoutMs,
+          allowPrivateEndpoints: rt.config.providers.allowPrivateEndpoints,
+          healthIntervalSeconds: 0,
+        },
+        id,
+      );
+      if (result?.changed) resolver.invalidate(before.capability);
+      return { data: toPublic(await request.inTx((tx) => getProvider(tx, id)), rt.secrets) };
     },
   );
   void errors;
