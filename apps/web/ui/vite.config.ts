@@ -3,7 +3,7 @@ import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 
 /*
- * The browser apps (booking page, patient portal): one multi-page build into apps/web/dist, served by the
+ * The browser apps (booking page, patient portal, clinic app): one multi-page build into apps/web/dist, served by the
  * web proxy under a strict CSP, so nothing inline: no module-preload polyfill, CSS in files.
  *
  * Development (`npm run dev -w @clinic/web`): this server forwards /v1 and /telemetry to a running
@@ -62,7 +62,11 @@ export default defineConfig(({ command }) => {
       // Data URIs for small assets are allowed by img-src, but fonts and scripts must be files.
       assetsInlineLimit: 0,
       rollupOptions: {
-        input: { booking: resolve(root, 'booking/index.html'), portal: resolve(root, 'portal/index.html') },
+        input: {
+          booking: resolve(root, 'booking/index.html'),
+          portal: resolve(root, 'portal/index.html'),
+          clinic: resolve(root, 'clinic/index.html'),
+        },
       },
     },
     server: {

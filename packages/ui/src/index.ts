@@ -6,3 +6,4 @@ export * from './format.ts';
 export * from './i18n/index.ts';
 export * from './i18n/react.tsx';
 export * from './app-frame.tsx';
+export * from './router.tsx';

@@ -1,3 +1,5 @@
+import { clinicEn } from './clinic-en.ts';
+
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
 export const en = {
   'app.skip': 'Skip to content',
@@ -146,6 +148,7 @@ export const en = {
   'progress.chart': 'Progress by week',
   'common.close': 'Close',
   'common.back': 'Back',
+  ...clinicEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

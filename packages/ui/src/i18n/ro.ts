@@ -1,3 +1,4 @@
+import { clinicRo } from './clinic-ro.ts';
 import type { MessageKey } from './en.ts';
 
 /** Romanian messages: every key of en.ts (the type and packages/ui/test/i18n.test.ts check it). */
@@ -148,4 +149,5 @@ export const ro: Record<MessageKey, string> = {
   'progress.chart': 'Progres pe săptămâni',
   'common.close': 'Închide',
   'common.back': 'Înapoi',
+  ...clinicRo,
 };
