@@ -95,7 +95,7 @@ describe('browser: the clinic app shell', { skip: skipWithoutChromium(), concurr
     // Opening the calendar's address anyway shows no calendar.
     await page.goto(`${base}/clinic/calendar`);
     await page.getByRole('heading', { level: 1 }).first().waitFor();
-    assert.notEqual(await page.getByRole('heading', { level: 1 }).first().innerText(), 'Calendar');
+    assert.notEqual(await page.getByRole('heading', { level: 1 }).first().textContent(), 'Calendar');
     await p.screenshot(page, 'clinic-shell-clerk-ro');
     await axeIn(page, 'ro');
   });

@@ -1,3 +1,4 @@
+import { calendarEn } from './calendar-en.ts';
 import { clinicEn } from './clinic-en.ts';
 
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
@@ -149,6 +150,7 @@ export const en = {
   'common.close': 'Close',
   'common.back': 'Back',
   ...clinicEn,
+  ...calendarEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,3 +1,4 @@
+import { calendarRo } from './calendar-ro.ts';
 import { clinicRo } from './clinic-ro.ts';
 import type { MessageKey } from './en.ts';
 
@@ -150,4 +151,5 @@ export const ro: Record<MessageKey, string> = {
   'common.close': 'Închide',
   'common.back': 'Înapoi',
   ...clinicRo,
+  ...calendarRo,
 };
