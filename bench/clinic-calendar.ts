@@ -7,9 +7,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
+import { dirname, extname, join, normalize } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { chromium } from 'playwright-core';
 import { build } from 'vite';
@@ -57,6 +57,11 @@ try {
     `  warm mounts (median of ${rest.length}): render+commit ${commit.toFixed(0)} ms, to next frame ${frame.toFixed(0)} ms (target < 300 ms)`,
   );
   if (frame >= 300) process.exitCode = 1;
+  await page.evaluate(() => (window as unknown as { benchShow: () => void }).benchShow());
+  const shot = join(import.meta.dirname, '..', 'test-artifacts', 'screenshots', 'clinic-calendar-bench-week.png');
+  await mkdir(dirname(shot), { recursive: true });
+  await page.screenshot({ path: shot });
+  console.log(`  screenshot: test-artifacts/screenshots/clinic-calendar-bench-week.png`);
 } finally {
   await browser.close();
   server.close();

@@ -87,5 +87,25 @@ async function run(): Promise<{ commit: number; frame: number; blocks: number }[
   return out;
 }
 
-(window as unknown as { benchRun: typeof run }).benchRun = run;
+/** Leaves one mounted, for the driver's screenshot. */
+function show(): void {
+  const host = document.createElement('div');
+  document.getElementById('root')!.replaceChildren(host);
+  flushSync(() =>
+    createRoot(host).render(
+      <CalendarGrid
+        columns={columns}
+        zone={ZONE}
+        windows={windows}
+        appointments={appointments}
+        moving={null}
+        onOpen={noop}
+        onMove={noop}
+        onMoveEnd={noop}
+      />,
+    ),
+  );
+}
+
+Object.assign(window, { benchRun: run, benchShow: show });
 document.title = 'ready';

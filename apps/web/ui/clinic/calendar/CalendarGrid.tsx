@@ -1,3 +1,4 @@
+import './calendar.css';
 import { clockLabel, formatDay, type Lang, useI18n } from '@clinic/ui';
 import { type DragEvent, type KeyboardEvent, memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { type Column, hourRange, type Placed, place } from './layout.ts';
@@ -130,7 +131,11 @@ export const CalendarGrid = memo(function CalendarGrid(props: GridProps) {
   // rendered, each at its own grid line; the rest are empty track. Scrolling renders the next ones.
   const virtual = columns.length > VIRTUAL_FROM;
   const scroller = useRef<HTMLDivElement>(null);
-  const [range, setRange] = useState<[number, number]>([0, Math.min(columns.length, 24)]);
+  // A first guess from the window's width, so the first render is usually the right one.
+  const [range, setRange] = useState<[number, number]>(() => [
+    0,
+    Math.min(columns.length, Math.ceil((typeof window === 'undefined' ? 1600 : window.innerWidth) / COL_WIDTH) + 2),
+  ]);
   const measure = useCallback(() => {
     const el = scroller.current;
     if (!el || !virtual) return;

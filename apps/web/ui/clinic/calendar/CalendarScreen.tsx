@@ -24,7 +24,6 @@ import { CreateDialog } from './CreateDialog.tsx';
 import { type Appointment, LIVE_SECONDS, useAppointments, useDirectory, usePatientNames, useWindows } from './data.ts';
 import { buildColumns, type Column, type Resource, type View, viewDates } from './layout.ts';
 import { refusal } from './messages.ts';
-import './calendar.css';
 
 type Group = 'specialists' | 'calendars';
 
