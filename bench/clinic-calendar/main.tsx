@@ -1,10 +1,9 @@
 import '@clinic/ui/styles.css';
 import '../../apps/web/ui/clinic/clinic.css';
-import { addDays, zonedInstant } from '@clinic/ui';
+import { addDays, buildColumns, type Resource, viewDates, zonedInstant } from '@clinic/ui';
 import { flushSync } from 'react-dom';
 import { createRoot } from 'react-dom/client';
 import { CalendarGrid, type GridAppointment, type GridWindow } from '../../apps/web/ui/clinic/calendar/CalendarGrid.tsx';
-import { buildColumns, type Resource, viewDates } from '../../apps/web/ui/clinic/calendar/layout.ts';
 
 /*
  * The clinic calendar's week view with 30 specialists and 2,000 appointments, rendered by the production

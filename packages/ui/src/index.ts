@@ -8,3 +8,4 @@ export * from './i18n/react.tsx';
 export * from './app-frame.tsx';
 export * from './router.tsx';
 export * from './dialog.tsx';
+export * from './calendar-layout.ts';

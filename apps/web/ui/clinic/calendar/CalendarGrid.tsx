@@ -1,7 +1,6 @@
 import './calendar.css';
-import { clockLabel, formatDay, type Lang, useI18n } from '@clinic/ui';
+import { type Column, clockLabel, formatDay, hourRange, type Lang, type Placed, place, useI18n } from '@clinic/ui';
 import { type DragEvent, type KeyboardEvent, memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import { type Column, hourRange, type Placed, place } from './layout.ts';
 
 /** Pixels per minute: an hour is 72 px, a 15-minute step 18 px. */
 export const PX = 1.2;

@@ -1,5 +1,10 @@
 import {
   addDays,
+  buildColumns,
+  type Column,
+  type Resource,
+  type View,
+  viewDates,
   clockLabel,
   formatDay,
   localDate,
@@ -22,7 +27,6 @@ import { AppointmentDialog } from './AppointmentDialog.tsx';
 import { CalendarGrid, type GridAppointment } from './CalendarGrid.tsx';
 import { CreateDialog } from './CreateDialog.tsx';
 import { type Appointment, LIVE_SECONDS, useAppointments, useDirectory, usePatientNames, useWindows } from './data.ts';
-import { buildColumns, type Column, type Resource, type View, viewDates } from './layout.ts';
 import { refusal } from './messages.ts';
 
 type Group = 'specialists' | 'calendars';

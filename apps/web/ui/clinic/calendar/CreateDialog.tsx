@@ -30,7 +30,11 @@ export function CreateDialog({
   const offered = services.filter((s) => !specialistId || (s.specialist_ids ?? []).includes(specialistId));
   const [serviceId, setServiceId] = useState(offered[0]?.id ?? '');
   const [date, setDate] = useState(initial.date);
-  const [time, setTime] = useState(clockLabel(initial.minutes));
+  // A start on the service's grid (multiples of its slot interval after midnight, as the API's slots are).
+  const [time, setTime] = useState(() => {
+    const step = offered[0]?.slot_interval_minutes ?? 15;
+    return clockLabel(Math.min(1440 - step, Math.ceil(initial.minutes / step) * step));
+  });
   const [error, setError] = useState<string | null>(null);
   const patients = useQuery({
     queryKey: ['cal', 'pick-patients', q.trim()],

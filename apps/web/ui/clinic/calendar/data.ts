@@ -2,7 +2,7 @@ import type { ResponseOf } from '@clinic/client';
 import { api } from '@clinic/ui';
 import { useQueries, useQuery } from '@tanstack/react-query';
 import type { GridWindow } from './CalendarGrid.tsx';
-import type { Resource } from './layout.ts';
+import type { Resource } from '@clinic/ui';
 
 export type Appointment = ResponseOf<'listAppointments'>['data'][number];
 export type Location = ResponseOf<'listLocations'>['data'][number];

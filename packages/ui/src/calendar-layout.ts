@@ -1,4 +1,4 @@
-import { addDays, wallMinutes } from '@clinic/ui';
+import { addDays, wallMinutes } from './format.ts';
 
 /*
  * The calendar's geometry, apart from React: which columns a view has, where each appointment and open
@@ -48,16 +48,6 @@ export function buildColumns(dates: readonly string[], resources: readonly Resou
   const out: Column[] = [];
   for (const date of dates) for (const resource of resources) out.push({ key: `${date}|${resource.id}`, date, resource });
   return out;
-}
-
-/** Where an interval sits on one day's grid, clipped to it; null when it is not on that day. */
-export function span(start: string | Date, end: string | Date, date: string, zone: string): { top: number; bottom: number } | null {
-  const top = wallMinutes(start, date, zone);
-  let bottom = wallMinutes(end, date, zone);
-  // The autumn change repeats an hour: an interval across it can end "before" it starts on the wall.
-  if (bottom <= top) bottom = top + Math.max(5, (new Date(end).getTime() - new Date(start).getTime()) / 60_000);
-  if (bottom <= 0 || top >= 1440) return null;
-  return { top: Math.max(0, top), bottom: Math.min(1440, bottom) };
 }
 
 /**
