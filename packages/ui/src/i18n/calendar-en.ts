@@ -1,5 +1,6 @@
 /** The clinic app's calendar screen: spread into en.ts; every key must be in calendar-ro.ts too. */
 export const calendarEn = {
+  'cal.grid': 'Schedule',
   'cal.view': 'View',
   'cal.view.day': 'Day',
   'cal.view.week': 'Week',

@@ -2,6 +2,7 @@ import type { calendarEn } from './calendar-en.ts';
 
 /** Calendarul aplicației clinicii: aceleași chei ca în calendar-en.ts. */
 export const calendarRo: Record<keyof typeof calendarEn, string> = {
+  'cal.grid': 'Programul',
   'cal.view': 'Vizualizare',
   'cal.view.day': 'Zi',
   'cal.view.week': 'Săptămână',

@@ -129,7 +129,7 @@ export const CalendarGrid = memo(function CalendarGrid(props: GridProps) {
   // Many columns (a week of a whole clinic): fixed widths, and only the columns in view (plus a margin) are
   // rendered, each at its own grid line; the rest are empty track. Scrolling renders the next ones.
   const virtual = columns.length > VIRTUAL_FROM;
-  const scroller = useRef<HTMLDivElement>(null);
+  const scroller = useRef<HTMLElement>(null);
   // A first guess from the window's width, so the first render is usually the right one.
   const [range, setRange] = useState<[number, number]>(() => [
     0,
@@ -162,7 +162,10 @@ export const CalendarGrid = memo(function CalendarGrid(props: GridProps) {
     ? `${AXIS}px repeat(${columns.length}, ${COL_WIDTH}px)`
     : `${AXIS}px repeat(${columns.length}, minmax(${week && perDay > 1 ? 104 : 140}px, 1fr))`;
   return (
-    <div className="cal-scroll" ref={scroller} onScroll={virtual ? measure : undefined}>
+    // The scrolling region is focusable so it can be scrolled by keyboard even when it holds no appointment
+    // (axe: scrollable-region-focusable).
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scroll container must take focus to scroll by keyboard
+    <section className="cal-scroll" ref={scroller} onScroll={virtual ? measure : undefined} aria-label={t('cal.grid')} tabIndex={0}>
       <div className="cal-grid" style={{ gridTemplateColumns: gridColumns }}>
         <div className="cal-corner" aria-hidden="true" style={{ gridColumn: 1, gridRow: dayRow ? '1 / span 2' : 1 }} />
         {dayRow &&
@@ -289,6 +292,6 @@ export const CalendarGrid = memo(function CalendarGrid(props: GridProps) {
       <p id="cal-move-help" className="visually-hidden">
         {t('cal.move.help')}
       </p>
-    </div>
+    </section>
   );
 });
