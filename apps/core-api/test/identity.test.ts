@@ -419,6 +419,33 @@ describe('identity: authentication and just-in-time provisioning', () => {
     });
   });
 
+  describe('first sign-in of a member on the clinic host (the clinic app)', () => {
+    it('a member invited by email whose first request carries X-Organization-ID is staff there, never linked as a patient', async () => {
+      const org = await t.createOrg();
+      await t.publishPrivacyNotice(org.id);
+      const admin = await t.addMember(org.id, uniqueEmail('admin'), 'admin');
+      const email = uniqueEmail('receptionist');
+      const added = await t.call('POST', `/v1/organizations/${org.id}/members`, {
+        token: admin.token,
+        body: { email, role_code: 'specialist' },
+      });
+      assert.equal(added.statusCode, 201, added.body);
+      const token = await issuer.sign(email);
+      const res = await t.call('GET', '/v1/me', { token, org: org.id });
+      assert.equal(res.statusCode, 200, res.body);
+      const me = res.json().data;
+      assert.equal(me.id, added.json().data.user_id);
+      assert.equal(me.is_staff_at_current_org, true);
+      assert.equal(me.is_patient_at_current_org, false);
+      assert.deepEqual(me.patient_org_ids, []);
+      const { rows } = await t.db.query('select id from patients where organization_id = $1 and user_id = $2', [org.id, me.id]);
+      assert.equal(rows.length, 0);
+      // A stranger's first request with the same header is still linked as a patient (spec 5.4.4).
+      const stranger = (await t.call('GET', '/v1/me', { token: await issuer.sign(uniqueEmail('walk-in')), org: org.id })).json().data;
+      assert.equal(stranger.is_patient_at_current_org, true);
+    });
+  });
+
   describe('X-Organization-ID (spec 4.1)', () => {
     it('a value that is not a uuid returns 400 validation_error', async () => {
       for (const bad of ['not-a-uuid', '123', `${randomUUID()}x`, "'; drop table users; --"]) {

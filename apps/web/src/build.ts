@@ -26,7 +26,9 @@ async function newestMtime(dir: string): Promise<number> {
 export async function frontEndBuildNeeded(distDir: string): Promise<string | null> {
   const pkg = JSON.parse(await readFile(join(WEB_ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
   if (!pkg.scripts?.build) return null;
-  const built = await Promise.all(['booking', 'portal', 'console'].map((app) => stat(join(distDir, app, 'index.html')).catch(() => null)));
+  const built = await Promise.all(
+    ['booking', 'portal', 'clinic', 'console'].map((app) => stat(join(distDir, app, 'index.html')).catch(() => null)),
+  );
   if (built.some((s) => s === null)) return 'the front end is not built yet';
   const builtAt = Math.min(...built.map((s) => s!.mtimeMs));
   for (const dir of SOURCES) if ((await newestMtime(dir)) > builtAt) return 'its sources changed since the last build';

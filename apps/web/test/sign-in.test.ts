@@ -27,6 +27,30 @@ describe('sign-in as a backend-for-frontend', () => {
   });
   after(() => w?.close());
 
+  it('the clinic app: signed out, /clinic/... goes to sign-in and back; an invited member signing in there is staff, not a patient', async () => {
+    const b = new Browser();
+    const out = await b.fetch(`${origin(clinic.slug)}/clinic/calendar?view=week`);
+    assert.equal(out.status, 303);
+    assert.equal(out.headers.location, `/auth/login?return_to=${encodeURIComponent('/clinic/calendar?view=week')}`);
+    // A member invited by email, who has never signed in: the proxy's first API call carries X-Organization-ID.
+    const admin = await w.t.addMember(clinic.id, uniqueEmail('admin'), 'admin');
+    const email = uniqueEmail('desk');
+    const added = await w.t.call('POST', `/v1/organizations/${clinic.id}/members`, {
+      token: admin.token,
+      body: { email, role_code: 'customer_support' },
+    });
+    assert.equal(added.statusCode, 201, added.body);
+    const landed = await signIn(b, origin(clinic.slug), email, '/clinic/calendar');
+    assert.equal(landed.status, 200);
+    assert.match(landed.body, /<title>clinic<\/title>/);
+    assert.match(landed.body, /"signedIn":true/);
+    const me = (await b.fetch(`${origin(clinic.slug)}/v1/me`)).json().data;
+    assert.equal(me.is_staff_at_current_org, true);
+    assert.equal(me.is_patient_at_current_org, false);
+    const { rows } = await w.t.db.query('select 1 from patients where organization_id = $1 and user_id = $2', [clinic.id, me.id]);
+    assert.equal(rows.length, 0);
+  });
+
   it('login -> provider page -> callback -> session -> /v1/me with the bearer and the host clinic -> logout -> old cookie refused', async () => {
     const b = new Browser();
     const email = uniqueEmail('patient');

@@ -6,10 +6,10 @@ import { startTestApp, type TestApp, REDIS_URL } from '../../core-api/test/helpe
 import { DEV_OIDC_SCOPE, type DevOidcProvider, startDevOidcProvider } from '../../core-api/src/platform/auth/dev-oidc.ts';
 import { buildWebServer, parseWebConfig, type WebConfig, type WebServer } from '../src/index.ts';
 
-/** A built front end stand-in: the two pages with a `</head>` for the page context, and one asset. */
+/** A built front end stand-in: the three pages with a `</head>` for the page context, and one asset. */
 export async function fakeDist(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'web-dist-'));
-  for (const app of ['booking', 'portal']) {
+  for (const app of ['booking', 'portal', 'clinic']) {
     await mkdir(join(dir, app), { recursive: true });
     await writeFile(
       join(dir, app, 'index.html'),

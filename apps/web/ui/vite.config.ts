@@ -3,7 +3,7 @@ import react from '@vitejs/plugin-react';
 import { defineConfig, type Plugin } from 'vite';
 
 /*
- * The browser apps (booking page, patient portal): one multi-page build into apps/web/dist, served by the
+ * The browser apps (booking page, patient portal, clinic app): one multi-page build into apps/web/dist, served by the
  * web proxy under a strict CSP, so nothing inline: no module-preload polyfill, CSS in files.
  *
  * Development (`npm run dev -w @clinic/web`): this server forwards /v1 and /telemetry to a running
@@ -66,6 +66,7 @@ export default defineConfig(({ command }) => {
           booking: resolve(root, 'booking/index.html'),
           portal: resolve(root, 'portal/index.html'),
           console: resolve(root, 'console/index.html'),
+          clinic: resolve(root, 'clinic/index.html'),
         },
       },
     },

@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useState } from 'react';
 import { api } from './api.ts';
-import { rememberLanguage, Shell } from './components.tsx';
+import { type AppName, rememberLanguage, Shell } from './components.tsx';
 import type { PageContext } from './context.ts';
 import type { Lang } from './format.ts';
 import { type MessageKey, translate } from './i18n/index.ts';
@@ -16,11 +16,16 @@ export function AppFrame({
   ctx,
   current,
   titleKey,
+  nav,
+  wide,
   children,
 }: {
   ctx: PageContext;
-  current: 'book' | 'portal';
+  current: AppName;
   titleKey: MessageKey;
+  /** The app's own navigation (given the language, so its labels follow a switch). */
+  nav?: (lang: Lang) => ReactNode;
+  wide?: boolean;
   children: (lang: Lang) => ReactNode;
 }) {
   const [lang, setLang] = useState<Lang>(ctx.language);
@@ -35,7 +40,7 @@ export function AppFrame({
   };
   return (
     <I18nProvider lang={lang}>
-      <Shell ctx={ctx} current={current} onLanguage={onLanguage}>
+      <Shell ctx={ctx} current={current} onLanguage={onLanguage} nav={nav?.(lang)} wide={wide}>
         {children(lang)}
       </Shell>
     </I18nProvider>

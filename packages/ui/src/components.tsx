@@ -46,51 +46,63 @@ export function AuthControl({ ctx, returnTo }: { ctx: PageContext; returnTo: str
   );
 }
 
+/** The apps a page can belong to: the public pair share one navigation, the clinic app brings its own. */
+export type AppName = 'book' | 'portal' | 'clinic';
+
 export function Shell({
   ctx,
   current,
   onLanguage,
+  nav,
+  wide,
   children,
 }: {
   ctx: PageContext;
-  current: 'book' | 'portal';
+  current: AppName;
   onLanguage: (lang: Lang) => void;
+  /** The app's own navigation in place of the booking page and portal links. */
+  nav?: ReactNode;
+  /** Full-width content (the clinic app's calendar), instead of the reading-width column. */
+  wide?: boolean;
   children: ReactNode;
 }) {
   const { t } = useI18n();
   const name = ctx.organization?.name ?? '';
+  const container = wide ? 'container container-wide' : 'container';
   return (
     <>
       <a className="skip-link" href="#main">
         {t('app.skip')}
       </a>
       <header className="site-header">
-        <div className="container header-row">
-          <a className="brand" href="/">
+        <div className={`${container} header-row`}>
+          <a className="brand" href={current === 'clinic' ? '/clinic' : '/'}>
             <span className="brand-mark" aria-hidden="true">
               {name.slice(0, 1).toUpperCase() || '+'}
             </span>
             <span className="brand-name">{name}</span>
           </a>
-          <nav className="header-nav" aria-label={t('portal.tabs')}>
-            <a href="/" aria-current={current === 'book' ? 'page' : undefined}>
-              {t('nav.book')}
-            </a>
-            <a href="/portal" aria-current={current === 'portal' ? 'page' : undefined}>
-              {t('nav.portal')}
-            </a>
-          </nav>
+          {nav ?? (
+            <nav className="header-nav" aria-label={t('portal.tabs')}>
+              <a href="/" aria-current={current === 'book' ? 'page' : undefined}>
+                {t('nav.book')}
+              </a>
+              <a href="/portal" aria-current={current === 'portal' ? 'page' : undefined}>
+                {t('nav.portal')}
+              </a>
+            </nav>
+          )}
           <div className="header-actions">
             <LanguageSwitch onChange={onLanguage} />
             <AuthControl ctx={ctx} returnTo={location.pathname} />
           </div>
         </div>
       </header>
-      <main id="main" className="container main" tabIndex={-1}>
+      <main id="main" className={`${container} main`} tabIndex={-1}>
         {children}
       </main>
       <footer className="site-footer">
-        <div className="container muted small">{name}</div>
+        <div className={`${container} muted small`}>{name}</div>
       </footer>
     </>
   );

@@ -163,3 +163,75 @@ export function icsEvent(e: { uid: string; start: string; end: string; summary: 
   ];
   return `${lines.join('\r\n')}\r\n`;
 }
+
+// One formatter per zone: making an Intl.DateTimeFormat costs far more than using it, and a week view reads
+// thousands of instants.
+const wallFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The wall-clock parts of an instant in a zone. */
+function wallParts(instant: Date, zone: string): { y: number; m: number; d: number; h: number; min: number } {
+  let format = wallFormats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    });
+    wallFormats.set(zone, format);
+  }
+  const parts = format.formatToParts(instant);
+  const n = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  return { y: n('year'), m: n('month'), d: n('day'), h: n('hour'), min: n('minute') };
+}
+
+/**
+ * Minutes since the local midnight of `date` (YYYY-MM-DD) at which an instant shows on the wall clock of
+ * `zone`: what places an appointment on a day's grid. An instant on another local day gives a value below
+ * 0 or from 1440 on, so a caller can clip it. Daylight-saving days need nothing special: the wall clock is read.
+ */
+export function wallMinutes(instant: string | Date, date: string, zone: string): number {
+  const t = typeof instant === 'string' ? Date.parse(instant) : instant.getTime();
+  return Math.floor((t + cachedOffset(t, zone) - Date.parse(`${date}T00:00:00Z`)) / 60_000);
+}
+
+// Offsets by zone and quarter hour: every zone's offsets are multiples of 15 minutes and its changes fall on
+// a quarter hour, so one reading serves the whole quarter. A week of a large clinic reads thousands of instants.
+const offsets = new Map<string, number>();
+function cachedOffset(t: number, zone: string): number {
+  const key = `${zone}|${Math.floor(t / 900_000)}`;
+  let offset = offsets.get(key);
+  if (offset === undefined) {
+    if (offsets.size > 100_000) offsets.clear();
+    offset = offsetAt(t, zone);
+    offsets.set(key, offset);
+  }
+  return offset;
+}
+
+/** The zone's offset from UTC at an instant, in milliseconds (whole minutes). */
+function offsetAt(instant: number, zone: string): number {
+  const p = wallParts(new Date(instant), zone);
+  return Date.UTC(p.y, p.m - 1, p.d, p.h, p.min) - Math.floor(instant / 60_000) * 60_000;
+}
+
+/**
+ * The instant at which the wall clock of `zone` shows `minutes` after midnight on `date`: the inverse of
+ * wallMinutes. A time skipped by a spring-forward change (03:30 on a day that jumps from 03:00 to 04:00) is
+ * read with the offset before the change, so it lands an hour later on the wall; a repeated one (autumn) is
+ * its later occurrence.
+ */
+export function zonedInstant(date: string, minutes: number, zone: string): Date {
+  const guess = Date.parse(`${date}T00:00:00Z`) + minutes * 60_000;
+  const first = guess - offsetAt(guess, zone);
+  return new Date(guess - offsetAt(first, zone));
+}
+
+/** "09:05" from minutes after midnight (the calendar's labels: both languages write 24-hour times). */
+export function clockLabel(minutes: number): string {
+  const m = ((Math.round(minutes) % 1440) + 1440) % 1440;
+  return `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+}

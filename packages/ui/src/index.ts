@@ -7,3 +7,6 @@ export * from './i18n/index.ts';
 export * from './i18n/react.tsx';
 export * from './app-frame.tsx';
 export * from './table.tsx';
+export * from './router.tsx';
+export * from './dialog.tsx';
+export * from './calendar-layout.ts';

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addDays, formatCountdown, formatDay, formatShortDateTime, formatTime, icsEvent, localDate, zoneOffset } from '../src/format.ts';
+import {
+  addDays,
+  formatCountdown,
+  formatDay,
+  formatShortDateTime,
+  formatTime,
+  icsEvent,
+  localDate,
+  wallMinutes,
+  zonedInstant,
+  zoneOffset,
+} from '../src/format.ts';
 
 /** Times are always read on the wall clock of an explicit zone, across daylight-saving changes too. */
 describe('formatting', () => {
@@ -43,5 +54,28 @@ describe('formatting', () => {
     assert.match(ics, /DTEND:20270329T063000Z\r\n/);
     assert.match(ics, /SUMMARY:Physio\\; with Dr\\, Ann\r\n/);
     assert.match(ics, /^BEGIN:VCALENDAR\r\n[\s\S]*END:VCALENDAR\r\n$/);
+  });
+
+  it('calendar placement on a DST day: the wall clock of the location, both ways', () => {
+    const z = 'Europe/Bucharest';
+    // 09:00 local is 07:00Z the day before the spring change (+2), 06:00Z on the change day and after (+3).
+    assert.equal(wallMinutes('2027-03-27T07:00:00Z', '2027-03-27', z), 9 * 60);
+    assert.equal(wallMinutes('2027-03-28T06:00:00Z', '2027-03-28', z), 9 * 60);
+    assert.equal(zonedInstant('2027-03-27', 9 * 60, z).toISOString(), '2027-03-27T07:00:00.000Z');
+    assert.equal(zonedInstant('2027-03-28', 9 * 60, z).toISOString(), '2027-03-28T06:00:00.000Z');
+    // Before the change on the change day: 02:30 local is still +2.
+    assert.equal(zonedInstant('2027-03-28', 150, z).toISOString(), '2027-03-28T00:30:00.000Z');
+    assert.equal(wallMinutes('2027-03-28T00:30:00Z', '2027-03-28', z), 150);
+    // A 45-minute visit across nothing special keeps its length; one at 02:30-04:15 local spans 45 real minutes.
+    assert.equal(wallMinutes('2027-03-28T01:15:00Z', '2027-03-28', z), 4 * 60 + 15);
+    // The autumn change (Bucharest 31 Oct 2027, 04:00 -> 03:00): 10:00 local is 08:00Z (+2).
+    assert.equal(zonedInstant('2027-10-31', 10 * 60, z).toISOString(), '2027-10-31T08:00:00.000Z');
+    assert.equal(wallMinutes('2027-10-31T08:00:00Z', '2027-10-31', z), 10 * 60);
+    // Another local day is outside 0..1440, so a grid can clip it.
+    assert.equal(wallMinutes('2027-03-27T21:30:00Z', '2027-03-28', z), -30);
+    assert.equal(wallMinutes('2027-03-28T22:00:00Z', '2027-03-28', z), 1440 + 60);
+    // New York's autumn change: 09:00 local is 13:00Z before and 14:00Z on the change day.
+    assert.equal(zonedInstant('2027-11-06', 9 * 60, 'America/New_York').toISOString(), '2027-11-06T13:00:00.000Z');
+    assert.equal(zonedInstant('2027-11-07', 9 * 60, 'America/New_York').toISOString(), '2027-11-07T14:00:00.000Z');
   });
 });

@@ -57,12 +57,16 @@ export function installPages(app: FastifyInstance, opts: { distDir: string; plat
   const dist = resolve(opts.distDir);
   const assetsRoot = join(dist, 'assets');
 
-  async function html(request: FastifyRequest, reply: FastifyReply, app: 'booking' | 'portal') {
+  async function html(request: FastifyRequest, reply: FastifyReply, app: 'booking' | 'portal' | 'clinic') {
     const site = request.site!;
     if (site.target.kind !== 'clinic') return reply.callNotFound();
     const org = site.target.organization;
     const language = setOrganizationCookies(request, reply, site.hostname, org);
     reply.header('cache-control', 'no-store');
+    // The clinic app is staff-only: signed out, it goes straight to sign-in and comes back to the same path.
+    if (app === 'clinic' && !(await opts.sessions.load(request, site.hostname))) {
+      return reply.redirect(`/auth/login?return_to=${encodeURIComponent(request.url)}`, 303);
+    }
     let source: string;
     try {
       source = await readFile(join(dist, app, 'index.html'), 'utf8');
@@ -92,7 +96,7 @@ export function installPages(app: FastifyInstance, opts: { distDir: string; plat
         .send(
           page(
             'Clinic Platform',
-            `<h1>Clinic Platform</h1>\n<p>Each clinic has its own address: <code>https://&lt;clinic&gt;.${escapeHtml(opts.platformDomain)}/</code> for booking and <code>/portal</code> for patients.</p>\n<p>Platform operators: <a href="/console">the console</a>.</p>`,
+            `<h1>Clinic Platform</h1>\n<p>Each clinic has its own address: <code>https://&lt;clinic&gt;.${escapeHtml(opts.platformDomain)}/</code> for booking and <code>/portal</code> for patients, <code>/clinic</code> for the clinic's staff.</p>\n<p>Platform operators: <a href="/console">the console</a>.</p>`,
           ),
         );
     }
@@ -100,6 +104,9 @@ export function installPages(app: FastifyInstance, opts: { distDir: string; plat
   });
   app.get('/portal', { schema: { hide: true } }, (request, reply) => html(request, reply, 'portal'));
   app.get('/portal/*', { schema: { hide: true } }, (request, reply) => html(request, reply, 'portal'));
+  // The clinic app's screens are client-side routes under /clinic: every one of them is the same page.
+  app.get('/clinic', { schema: { hide: true } }, (request, reply) => html(request, reply, 'clinic'));
+  app.get('/clinic/*', { schema: { hide: true } }, (request, reply) => html(request, reply, 'clinic'));
 
   app.get('/assets/*', { schema: { hide: true } }, async (request, reply) => {
     const rel = (request.params as { '*': string })['*'];

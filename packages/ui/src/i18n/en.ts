@@ -1,4 +1,6 @@
 import { consoleEn } from './console-en.ts';
+import { calendarEn } from './calendar-en.ts';
+import { clinicEn } from './clinic-en.ts';
 
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
 export const en = {
@@ -149,6 +151,8 @@ export const en = {
   'progress.chart': 'Progress by week',
   'common.close': 'Close',
   'common.back': 'Back',
+  ...clinicEn,
+  ...calendarEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

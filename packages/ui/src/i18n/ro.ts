@@ -1,4 +1,6 @@
 import { consoleRo } from './console-ro.ts';
+import { calendarRo } from './calendar-ro.ts';
+import { clinicRo } from './clinic-ro.ts';
 import type { MessageKey } from './en.ts';
 
 /** Romanian messages: every key of en.ts (the type and packages/ui/test/i18n.test.ts check it). */
@@ -150,4 +152,6 @@ export const ro: Record<MessageKey, string> = {
   'progress.chart': 'Progres pe săptămâni',
   'common.close': 'Închide',
   'common.back': 'Înapoi',
+  ...clinicRo,
+  ...calendarRo,
 };

@@ -174,11 +174,18 @@ export async function userIdBySubject(db: Queryable, subject: string): Promise<s
   return rows[0]?.id ?? null;
 }
 
-/** Idempotent patient link; returns the new row's id, or null when it existed, the organization does not, or it takes no patients yet (no privacy notice: app.org_accepts_patients). */
+/**
+ * Idempotent patient link; returns the new row's id, or null when it existed, the organization does not, it
+ * takes no patients yet (no privacy notice: app.org_accepts_patients), or the user is a member there. A
+ * member's first sign-in is staff signing in to the clinic app (the proxy sets X-Organization-ID on every
+ * request of the clinic's host), never a patient joining: a member who is also a patient joins through the
+ * portal (POST /v1/portal/onboard), with the clinic's consents.
+ */
 export async function linkPatient(db: Queryable, organizationId: string, userId: string): Promise<string | null> {
   const { rows } = await db.query<{ id: string }>(
     `insert into patients (organization_id, user_id)
      select $1, $2 where exists (select 1 from organizations where id = $1) and app.org_accepts_patients($1)
+       and not exists (select 1 from memberships m where m.organization_id = $1 and m.user_id = $2)
      on conflict (organization_id, user_id) do nothing
      returning id`,
     [organizationId, userId],
