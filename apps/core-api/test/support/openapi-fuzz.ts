@@ -317,7 +317,6 @@ export const MOSTLY_RAW_BODIES = fc.option(rawBodies, { freq: 6 });
 /** One request in six carries a raw body; the others the generated body. */
 export const SOMETIMES_RAW_BODIES = fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: rawBodies });
 
-
 /** Mostly absent, so that one hostile optional parameter does not hide the rest of the operation. */
 const optional = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: a });
 
@@ -405,7 +404,8 @@ const WRONG_CONTENT_TYPES: [string, string | null][] = [
 export function plainValueFor(raw: Schema, spec: Schema, ids: Record<string, string> = {}, name = '', depth = 0): unknown {
   const schema = resolve(raw, spec);
   const alternatives = schema.anyOf ?? schema.oneOf;
-  if (alternatives) return plainValueFor(alternatives.find((a: Schema) => resolve(a, spec).type !== 'null') ?? alternatives[0], spec, ids, name, depth);
+  if (alternatives)
+    return plainValueFor(alternatives.find((a: Schema) => resolve(a, spec).type !== 'null') ?? alternatives[0], spec, ids, name, depth);
   if (schema.const !== undefined) return schema.const;
   if (schema.enum) return schema.enum[0];
   const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
@@ -424,7 +424,10 @@ export function plainValueFor(raw: Schema, spec: Schema, ids: Record<string, str
     }
     case 'integer':
     case 'number':
-      return Math.min(Math.max(schema.minimum ?? 1, schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1), schema.maximum ?? Infinity);
+      return Math.min(
+        Math.max(schema.minimum ?? 1, schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1),
+        schema.maximum ?? Infinity,
+      );
     case 'boolean':
       return false;
     case 'null':
@@ -471,7 +474,8 @@ export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
   const cases: HostileCase[] = [];
   for (const p of op.params.filter((x) => x.in === 'path')) {
     for (const [label, v] of HOSTILE_PATH) cases.push({ label: `path ${p.name}: ${label}`, path: { [p.name]: v } });
-    ctx.foreignPathIds(op, p).slice(0, 2).forEach((id, i) => cases.push({ label: `path ${p.name}: other clinic's id ${i}`, path: { [p.name]: id } }));
+    for (const [i, id] of ctx.foreignPathIds(op, p).slice(0, 2).entries())
+      cases.push({ label: `path ${p.name}: other clinic's id ${i}`, path: { [p.name]: id } });
   }
   for (const p of op.params.filter((x) => x.in === 'query')) {
     for (const [label, v] of HOSTILE_QUERY) cases.push({ label: `query ${p.name}: ${label}`, query: `${p.name}=${v}` });
@@ -591,9 +595,14 @@ export async function writeCounter(
     [exclude],
   );
   for (const { name } of rows) {
-    await db.query(`create trigger fuzz_count_write after insert or update or delete on "${name}" for each row execute function fuzz_count_write()`);
+    await db.query(
+      `create trigger fuzz_count_write after insert or update or delete on "${name}" for each row execute function fuzz_count_write()`,
+    );
   }
-  return async () => Object.fromEntries((await db.query<{ tbl: string; n: string }>('select tbl, n::text as n from fuzz_writes')).rows.map((r) => [r.tbl, r.n]));
+  return async () =>
+    Object.fromEntries(
+      (await db.query<{ tbl: string; n: string }>('select tbl, n::text as n from fuzz_writes')).rows.map((r) => [r.tbl, r.n]),
+    );
 }
 
 export interface FuzzResult {
@@ -719,4 +728,39 @@ export async function fuzzOperations(o: FuzzOptions): Promise<FuzzResult> {
     }
   }
   return { failures, reachedHandler, fuzzed, requests };
+}
+
+/**
+ * The header cases of every operation: X-Organization-ID malformed, with NUL or control characters,
+ * or naming another clinic (sent by `staff`), and X-Patient-ID with NUL or naming a patient the
+ * caller may not act for (sent by `patient`, and another clinic's patient by `staff`).
+ */
+export function scopeHeaderCases(o: {
+  staff?: FuzzCaller;
+  patient: FuzzCaller;
+  orgId: string;
+  otherOrgId: string;
+  /** A patient record of the caller's clinic that `patient` is no caregiver of, and one of the other clinic. */
+  ownPatientId: string;
+  otherPatientId: string;
+}): HostileCase[] {
+  const orgValues: [string, string][] = [
+    ['malformed', 'not-a-uuid'],
+    ['NUL', `${o.orgId.slice(0, -1)}\u0000`],
+    ['control and latin-1', '\u0001cl\u00e9\u007f'],
+    ["another clinic's id", o.otherOrgId],
+  ];
+  return [
+    ...orgValues.map(([label, v]) => ({
+      label: `X-Organization-ID: ${label}`,
+      headers: { 'x-organization-id': v },
+      ...(o.staff ? { caller: o.staff } : {}),
+    })),
+    { label: 'X-Patient-ID: NUL', caller: o.patient, headers: { 'x-patient-id': `${o.ownPatientId.slice(0, -1)}\u0000` } },
+    { label: "X-Patient-ID: another clinic's patient", caller: o.patient, headers: { 'x-patient-id': o.otherPatientId } },
+    { label: 'X-Patient-ID: a patient one is no caregiver of', caller: o.patient, headers: { 'x-patient-id': o.ownPatientId } },
+    ...(o.staff
+      ? [{ label: "X-Patient-ID: another clinic's patient, as staff", caller: o.staff, headers: { 'x-patient-id': o.otherPatientId } }]
+      : []),
+  ];
 }
