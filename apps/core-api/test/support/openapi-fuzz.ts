@@ -337,6 +337,8 @@ export interface HostileCase {
   contentType?: string | null;
   /** Who sends it (default the options' first caller). */
   caller?: FuzzCaller;
+  /** A value no route may take (10,000 levels of JSON, NUL, a lone surrogate): the answer must be a 4xx. */
+  refuse?: boolean;
 }
 
 /** 10,000 levels of JSON nesting: a parser, validator or walker that recurses on it must not take the process down. */
@@ -361,6 +363,9 @@ function hostileFieldValues(schema: Schema): [string, string][] {
   if (type === 'object' || type === 'array' || type === undefined) cases.push(['10,000 levels', DEEP_ARRAY]);
   return cases;
 }
+
+/** Hostile values that no route may accept, whatever the field: text PostgreSQL cannot store, and 10,000 levels of JSON. */
+const UNTAKEABLE = new Set(['NUL', 'lone surrogate', '10,000 levels']);
 
 /** Query values, as sent (encoded). */
 const HOSTILE_QUERY: [string, string][] = [
@@ -478,7 +483,9 @@ export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
       cases.push({ label: `path ${p.name}: other clinic's id ${i}`, path: { [p.name]: id } });
   }
   for (const p of op.params.filter((x) => x.in === 'query')) {
-    for (const [label, v] of HOSTILE_QUERY) cases.push({ label: `query ${p.name}: ${label}`, query: `${p.name}=${v}` });
+    // Only NUL must be refused here: the query decoder turns a lone surrogate's bytes into U+FFFD, lawful text.
+    for (const [label, v] of HOSTILE_QUERY)
+      cases.push({ label: `query ${p.name}: ${label}`, query: `${p.name}=${v}`, refuse: label === 'NUL' });
     cases.push({ label: `query ${p.name}: repeated`, query: `${p.name}=1&${p.name}=2` });
     const foreign = ctx.foreignIds[`${p.name.replace(/_id$/, '')}s`];
     if (/_id$/.test(p.name) && foreign) cases.push({ label: `query ${p.name}: other clinic's id`, query: `${p.name}=${foreign}` });
@@ -492,7 +499,8 @@ export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
       const rest = JSON.stringify({ ...(base as object), [name]: 0 });
       // The field's value is spliced in as text, so that 2^63 and 1e308 reach the parser as written.
       const withValue = (json: string) => rest.replace(`${JSON.stringify(name)}:0`, () => `${JSON.stringify(name)}:${json}`);
-      for (const [label, v] of hostileFieldValues(field)) cases.push({ label: `body ${name}: ${label}`, payload: withValue(v) });
+      for (const [label, v] of hostileFieldValues(field))
+        cases.push({ label: `body ${name}: ${label}`, payload: withValue(v), refuse: UNTAKEABLE.has(label) });
       const table = `${name.replace(/_ids?$/, '')}s`;
       if (/_ids?$/.test(name) && ctx.foreignIds[table]) {
         const id = JSON.stringify(ctx.foreignIds[table]);
@@ -502,8 +510,8 @@ export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
     const plain = JSON.stringify(base);
     cases.push(
       { label: 'body: plain', payload: plain },
-      { label: 'body: 10,000 levels of arrays', payload: DEEP_ARRAY },
-      { label: 'body: 10,000 levels of objects', payload: DEEP_OBJECT },
+      { label: 'body: 10,000 levels of arrays', payload: DEEP_ARRAY, refuse: true },
+      { label: 'body: 10,000 levels of objects', payload: DEEP_OBJECT, refuse: true },
       { label: 'body: an array for the object', payload: `[${plain}]` },
       { label: 'body: invalid UTF-8', payload: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).toString('latin1') },
       { label: 'body: empty', payload: '' },
@@ -629,7 +637,12 @@ export async function fuzzOperations(o: FuzzOptions): Promise<FuzzResult> {
   /** The state after the last refused write, while nothing else has run since (saves a read). */
   let known: Record<string, string> | null = null;
 
-  const send = async (op: Operation, req: { url: string; headers: Record<string, string>; payload?: string }, caller: FuzzCaller) => {
+  const send = async (
+    op: Operation,
+    req: { url: string; headers: Record<string, string>; payload?: string },
+    caller: FuzzCaller,
+    refuse = false,
+  ) => {
     const key = `${op.method} ${op.path}`;
     const write = op.method !== 'GET' && op.method !== 'HEAD';
     const before = write && o.state ? (known ?? (await o.state())) : null;
@@ -642,6 +655,7 @@ export async function fuzzOperations(o: FuzzOptions): Promise<FuzzResult> {
     if (res.statusCode < 300) reachedHandler.add(key);
     const what = () => `${op.method} ${req.url.slice(0, 200)} as ${caller.name} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
     if (res.statusCode >= 500) throw new Error(what());
+    if (refuse && res.statusCode < 400) throw new Error(`taken, not refused: ${what()}`);
     o.onAnswer?.(op, { url: req.url.split('?')[0]!, caller }, res);
     if (before && res.statusCode >= 400) {
       const after = await o.state!();
@@ -675,7 +689,7 @@ export async function fuzzOperations(o: FuzzOptions): Promise<FuzzResult> {
         else headers[k] = v;
       }
       try {
-        await send(op, { url, headers, ...(payload !== undefined ? { payload } : {}) }, caller);
+        await send(op, { url, headers, ...(payload !== undefined ? { payload } : {}) }, caller, c.refuse);
       } catch (err) {
         opFailures.push(`[${c.label}] ${(err as Error).message}`);
         known = null;
