@@ -370,10 +370,9 @@ const UNTAKEABLE = new Set(['NUL', 'lone surrogate', '10,000 levels']);
 /** Query values, as sent (encoded). */
 const HOSTILE_QUERY: [string, string][] = [
   ['NUL', 'a%00b'],
+  // A lone surrogate's bytes (WTF-8): the decoder turns them into U+FFFD, as it does other invalid UTF-8.
   ['lone surrogate', '%ED%A0%80'],
-  ['invalid UTF-8', '%FF%FE'],
   ['2^63', TWO_TO_63],
-  ['negative', '-1'],
   ['over-long', 'x'.repeat(10_000)],
 ];
 
@@ -479,7 +478,7 @@ export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
   const cases: HostileCase[] = [];
   for (const p of op.params.filter((x) => x.in === 'path')) {
     for (const [label, v] of HOSTILE_PATH) cases.push({ label: `path ${p.name}: ${label}`, path: { [p.name]: v } });
-    for (const [i, id] of ctx.foreignPathIds(op, p).slice(0, 2).entries())
+    for (const [i, id] of ctx.foreignPathIds(op, p).slice(0, 1).entries())
       cases.push({ label: `path ${p.name}: other clinic's id ${i}`, path: { [p.name]: id } });
   }
   for (const p of op.params.filter((x) => x.in === 'query')) {
@@ -759,7 +758,6 @@ export function scopeHeaderCases(o: {
   otherPatientId: string;
 }): HostileCase[] {
   const orgValues: [string, string][] = [
-    ['malformed', 'not-a-uuid'],
     ['NUL', `${o.orgId.slice(0, -1)}\u0000`],
     ['control and latin-1', '\u0001cl\u00e9\u007f'],
     ["another clinic's id", o.otherOrgId],
@@ -770,7 +768,11 @@ export function scopeHeaderCases(o: {
       headers: { 'x-organization-id': v },
       ...(o.staff ? { caller: o.staff } : {}),
     })),
-    { label: 'X-Patient-ID: NUL', caller: o.patient, headers: { 'x-patient-id': `${o.ownPatientId.slice(0, -1)}\u0000` } },
+    {
+      label: "X-Patient-ID: another clinic's patient, with NUL",
+      caller: o.patient,
+      headers: { 'x-patient-id': `${o.otherPatientId}\u0000` },
+    },
     { label: "X-Patient-ID: another clinic's patient", caller: o.patient, headers: { 'x-patient-id': o.otherPatientId } },
     { label: 'X-Patient-ID: a patient one is no caregiver of', caller: o.patient, headers: { 'x-patient-id': o.ownPatientId } },
     ...(o.staff
