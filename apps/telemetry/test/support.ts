@@ -22,9 +22,10 @@ export interface World {
   patient: { token: string; userId: string };
   versions: Record<'biometric' | 'analytics', number>;
   exerciseId(slug: string): Promise<string>;
-  grant(purpose: 'biometric' | 'analytics', token?: string): Promise<string>;
+  /** Grants the purpose at the world's organization, or at `orgId` (another clinic). */
+  grant(purpose: 'biometric' | 'analytics', token?: string, orgId?: string): Promise<string>;
   withdraw(consentId: string, token?: string): Promise<void>;
-  start(token?: string, slug?: string): Promise<{ id: string; token: string }>;
+  start(token?: string, slug?: string, orgId?: string): Promise<{ id: string; token: string }>;
   pose(
     app: FastifyInstance,
     token: string,
@@ -76,10 +77,10 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
       const { rows } = await t.db.query<{ id: string }>('select id from exercises where slug = $1', [slug]);
       return rows[0]!.id;
     },
-    async grant(purpose, token = patient.token) {
+    async grant(purpose, token = patient.token, orgId = org.id) {
       const res = await t.call('POST', '/v1/me/consents', {
         token,
-        body: { grants: [{ organization_id: org.id, purpose_code: purpose, purpose_version: versions[purpose], source: 'self_toggle' }] },
+        body: { grants: [{ organization_id: orgId, purpose_code: purpose, purpose_version: versions[purpose], source: 'self_toggle' }] },
       });
       if (res.statusCode !== 201) throw new Error(res.body);
       return res.json().data[0].id;
@@ -88,8 +89,8 @@ export async function startWorld(opts: { telemetry?: Partial<Pick<TelemetryDeps,
       const res = await t.call('POST', `/v1/me/consents/${id}/withdraw`, { token, body: {} });
       if (res.statusCode !== 200) throw new Error(res.body);
     },
-    async start(token = patient.token, slug = 'squat') {
-      const res = await t.call('POST', '/v1/exercise-sessions', { token, org: org.id, body: { exercise_id: await w.exerciseId(slug) } });
+    async start(token = patient.token, slug = 'squat', orgId = org.id) {
+      const res = await t.call('POST', '/v1/exercise-sessions', { token, org: orgId, body: { exercise_id: await w.exerciseId(slug) } });
       if (res.statusCode !== 201) throw new Error(res.body);
       return { id: res.json().data.id, token: res.json().data.session_token };
     },

@@ -94,9 +94,10 @@ export async function clinicRows(
     pdf_templates: pdf.id,
     treatment_plans: treatment.id,
   };
+  // Sealed with the runtime's box, as the API seals it: a route that opens it (the test delivery) meets a real secret.
   const sub = await t.db.query<{ id: string }>(
-    `insert into webhook_subscriptions (organization_id, url, event_types, secret_sealed) values ($1, 'https://receiver.example/h', '{*}', 'x') returning id`,
-    [orgId],
+    `insert into webhook_subscriptions (organization_id, url, event_types, secret_sealed) values ($1, 'https://receiver.example/h', '{*}', $2) returning id`,
+    [orgId, t.rt.secrets.seal(`whsec_${hex()}${hex()}`)],
   );
   rows.webhook_subscriptions = sub.rows[0]!.id;
   return { admin, rows };

@@ -257,12 +257,16 @@ export function createIdPool(initial: string[] = []) {
         // not JSON: nothing to harvest
       }
     },
+    /** The ids answered under the resource of `op`'s path (the longest one it nests under); empty when none. */
+    idsFor(op: Operation): string[] {
+      const key = resourceOf(op.path);
+      return [...byResource].filter(([k]) => key.startsWith(k)).sort((a, b) => b[0].length - a[0].length)[0]?.[1] ?? [];
+    },
     /** An id for a path parameter of `op`: mostly its own resource's, sometimes any. */
     idFor(op: Operation): fc.Arbitrary<string> {
       return fc.nat().map((i) => {
-        const key = resourceOf(op.path);
-        const own = [...byResource].filter(([k]) => key.startsWith(k)).sort((a, b) => b[0].length - a[0].length)[0]?.[1];
-        const pool = own?.length && i % 4 !== 0 ? own : all;
+        const own = this.idsFor(op);
+        const pool = own.length && i % 4 !== 0 ? own : all;
         return pool[i % pool.length]!;
       });
     },
@@ -317,17 +321,382 @@ export const SOMETIMES_RAW_BODIES = fc.oneof({ weight: 5, arbitrary: fc.constant
 const optional = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: a });
 
 /**
- * Runs `runs` generated requests per operation. Returns the failures (one line per operation whose
- * property failed: a 5xx, or what onAnswer threw) and the operations that answered a success at least once.
+ * One enumerated request: what it changes from the operation's plain request (valid path, no query,
+ * the plain body of plainValueFor, the caller's headers). `label` names it in a failure.
  */
-export async function fuzzOperations(o: FuzzOptions): Promise<{ failures: string[]; reachedHandler: Set<string> }> {
+export interface HostileCase {
+  label: string;
+  /** Path parameter values by name (raw text; percent-encoded when sent). */
+  path?: Record<string, string>;
+  /** A query string as sent (already encoded). */
+  query?: string;
+  /** Headers added to (or, with null, removed from) the caller's. */
+  headers?: Record<string, string | null>;
+  /** The raw body sent instead of the plain one; with `contentType` the header sent with it (null: none). */
+  payload?: string;
+  contentType?: string | null;
+  /** Who sends it (default the options' first caller). */
+  caller?: FuzzCaller;
+  /** A value no route may take (10,000 levels of JSON, NUL, a lone surrogate): the answer must be a 4xx. */
+  refuse?: boolean;
+}
+
+/** 10,000 levels of JSON nesting: a parser, validator or walker that recurses on it must not take the process down. */
+export const DEEP_ARRAY = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+export const DEEP_OBJECT = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
+/** 2^63 written out (JSON.stringify(2 ** 63) would round it): one past the largest bigint. */
+const TWO_TO_63 = '9223372036854775808';
+
+/** Hostile JSON values for one body field, as JSON text (so that 2^63 and 1e308 reach the parser verbatim), by its type. */
+function hostileFieldValues(schema: Schema): [string, string][] {
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  const cases: [string, string][] = [
+    ['object', '{"a":1}'],
+    ['array', type === 'object' ? '[{}]' : '["a"]'],
+    ['NUL', JSON.stringify('a\u0000b')],
+    ['lone surrogate', '"\\ud800"'],
+  ];
+  if (type === 'integer' || type === 'number')
+    cases.push(['2^63', TWO_TO_63], ['1e308', '1e308'], ['negative', '-1'], ['fraction', '0.5'], ['huge digits', '"99999999999999999999"']);
+  else cases.push(['2^63', TWO_TO_63], ['null', 'null'], ['over-long string', JSON.stringify('x'.repeat(100_000))]);
+  // Free-form values (no declared shape) are where a deep document could be stored.
+  if (type === 'object' || type === 'array' || type === undefined) cases.push(['10,000 levels', DEEP_ARRAY]);
+  return cases;
+}
+
+/** Hostile values that no route may accept, whatever the field: text PostgreSQL cannot store, and 10,000 levels of JSON. */
+const UNTAKEABLE = new Set(['NUL', 'lone surrogate', '10,000 levels']);
+
+/** Query values, as sent (encoded). */
+const HOSTILE_QUERY: [string, string][] = [
+  ['NUL', 'a%00b'],
+  // A lone surrogate's bytes (WTF-8): the decoder turns them into U+FFFD, as it does other invalid UTF-8.
+  ['lone surrogate', '%ED%A0%80'],
+  ['2^63', TWO_TO_63],
+  ['over-long', 'x'.repeat(10_000)],
+];
+
+/** Path values, raw (percent-encoded when sent). */
+const HOSTILE_PATH: [string, string][] = [
+  ['malformed uuid', 'not-a-uuid'],
+  ['uuid with NUL', '01900000-0000-7000-8000-00000000000\u0000'],
+  ['lone surrogate', '\ud800'],
+  ['huge digits', '99999999999999999999'],
+  ['over-long', 'x'.repeat(2_000)],
+];
+
+/** Idempotency-Key values a client could send (a header cannot carry what HTTP forbids, but inject can). */
+const HOSTILE_IDEMPOTENCY: [string, string][] = [
+  ['NUL and control', 'key-\u0000\u0001'],
+  ['latin-1', 'cl\u00e9-\u00ff'],
+  ['over-long', 'k'.repeat(5_000)],
+];
+
+/** Content-Type headers a JSON body can come with. */
+const WRONG_CONTENT_TYPES: [string, string | null][] = [
+  ['text/plain', 'text/plain'],
+  ['form', 'application/x-www-form-urlencoded'],
+  ['utf-16 json', 'application/json; charset=utf-16'],
+  ['none', null],
+];
+
+/**
+ * A plain value the schema accepts, the same every time: required keys only, the smallest lawful
+ * number, the first enum value, an id by the field's name (`patient_id` from ids.patients) when the
+ * caller knows one. The base that hostileCases changes one field of.
+ */
+export function plainValueFor(raw: Schema, spec: Schema, ids: Record<string, string> = {}, name = '', depth = 0): unknown {
+  const schema = resolve(raw, spec);
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  if (alternatives)
+    return plainValueFor(alternatives.find((a: Schema) => resolve(a, spec).type !== 'null') ?? alternatives[0], spec, ids, name, depth);
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
+  const idOf = (n: string) => ids[`${n.replace(/_ids?$/, '')}s`] ?? ids[n] ?? MISSING_ID;
+  switch (type) {
+    case 'string': {
+      if (schema.format === 'uuid') return idOf(name);
+      if (schema.format === 'date-time') return new Date(Date.UTC(2031, 0, 6, 10)).toISOString();
+      if (schema.format === 'date') return '2031-01-06';
+      if (schema.format === 'email') return 'fuzz@example.test';
+      if (schema.pattern) {
+        const [sample] = fc.sample(fc.stringMatching(new RegExp(schema.pattern)), { seed: SEED, numRuns: 1 });
+        return sample;
+      }
+      return 'a'.repeat(Math.max(schema.minLength ?? 1, 1));
+    }
+    case 'integer':
+    case 'number':
+      return Math.min(
+        Math.max(schema.minimum ?? 1, schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1),
+        schema.maximum ?? Infinity,
+      );
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'array':
+      if (depth > 4) return [];
+      if (/_ids$/.test(name)) return [idOf(name)].slice(0, Math.max(schema.minItems ?? 1, 1));
+      return Array.from({ length: schema.minItems ?? 0 }, () => plainValueFor(schema.items ?? {}, spec, ids, name, depth + 1));
+    case 'object': {
+      if (depth > 4) return {};
+      const required = new Set<string>(schema.required ?? []);
+      return Object.fromEntries(
+        Object.entries<Schema>(schema.properties ?? {})
+          .filter(([k]) => required.has(k))
+          .map(([k, s]) => [k, plainValueFor(s, spec, ids, k, depth + 1)]),
+      );
+    }
+    default:
+      return {};
+  }
+}
+const MISSING_ID = '01900000-0000-7000-8000-000000000000';
+
+export interface CaseContext {
+  spec: Schema;
+  /** A lawful value for each path parameter (an own row's id). */
+  pathValue(op: Operation, p: Param): string;
+  /** Another clinic's real ids for the resource of `op`'s path (path parameters). */
+  foreignPathIds(op: Operation, p: Param): string[];
+  /** Ids of the caller's clinic and of another clinic by table (`patients`), for fields named like them. */
+  ownIds: Record<string, string>;
+  foreignIds: Record<string, string>;
+  /** Header cases every operation gets (X-Organization-ID, X-Patient-ID), each with its caller. */
+  headerCases: HostileCase[];
+}
+
+/**
+ * The enumerated hostile requests of one operation: each path parameter, query parameter and
+ * top-level body field in turn gets each hostile value (the rest plain), plus whole-body cases
+ * (10,000 levels of nesting, an array for the object, wrong content types), Idempotency-Key values on
+ * writes and the context's header cases. Deterministic: the same list every run.
+ */
+export function hostileCases(op: Operation, ctx: CaseContext): HostileCase[] {
+  const cases: HostileCase[] = [];
+  for (const p of op.params.filter((x) => x.in === 'path')) {
+    for (const [label, v] of HOSTILE_PATH) cases.push({ label: `path ${p.name}: ${label}`, path: { [p.name]: v } });
+    for (const [i, id] of ctx.foreignPathIds(op, p).slice(0, 1).entries())
+      cases.push({ label: `path ${p.name}: other clinic's id ${i}`, path: { [p.name]: id } });
+  }
+  for (const p of op.params.filter((x) => x.in === 'query')) {
+    // Only NUL must be refused here: the query decoder turns a lone surrogate's bytes into U+FFFD, lawful text.
+    for (const [label, v] of HOSTILE_QUERY)
+      cases.push({ label: `query ${p.name}: ${label}`, query: `${p.name}=${v}`, refuse: label === 'NUL' });
+    cases.push({ label: `query ${p.name}: repeated`, query: `${p.name}=1&${p.name}=2` });
+    const foreign = ctx.foreignIds[`${p.name.replace(/_id$/, '')}s`];
+    if (/_id$/.test(p.name) && foreign) cases.push({ label: `query ${p.name}: other clinic's id`, query: `${p.name}=${foreign}` });
+  }
+  if (op.body && op.contentType === 'application/json') {
+    const schema = resolve(op.body, ctx.spec);
+    const base = plainValueFor(schema, ctx.spec, ctx.ownIds);
+    const fields = Object.entries<Schema>(schema.properties ?? {});
+    for (const [name, raw] of fields) {
+      const field = resolve(raw, ctx.spec);
+      const rest = JSON.stringify({ ...(base as object), [name]: 0 });
+      // The field's value is spliced in as text, so that 2^63 and 1e308 reach the parser as written.
+      const withValue = (json: string) => rest.replace(`${JSON.stringify(name)}:0`, () => `${JSON.stringify(name)}:${json}`);
+      for (const [label, v] of hostileFieldValues(field))
+        cases.push({ label: `body ${name}: ${label}`, payload: withValue(v), refuse: UNTAKEABLE.has(label) });
+      const table = `${name.replace(/_ids?$/, '')}s`;
+      if (/_ids?$/.test(name) && ctx.foreignIds[table]) {
+        const id = JSON.stringify(ctx.foreignIds[table]);
+        cases.push({ label: `body ${name}: other clinic's id`, payload: withValue(/_ids$/.test(name) ? `[${id}]` : id) });
+      }
+    }
+    const plain = JSON.stringify(base);
+    cases.push(
+      { label: 'body: plain', payload: plain },
+      { label: 'body: 10,000 levels of arrays', payload: DEEP_ARRAY, refuse: true },
+      { label: 'body: 10,000 levels of objects', payload: DEEP_OBJECT, refuse: true },
+      { label: 'body: an array for the object', payload: `[${plain}]` },
+      { label: 'body: invalid UTF-8', payload: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).toString('latin1') },
+      { label: 'body: empty', payload: '' },
+    );
+    for (const [label, type] of WRONG_CONTENT_TYPES) cases.push({ label: `content-type: ${label}`, payload: plain, contentType: type });
+  }
+  if (op.method !== 'GET') {
+    for (const [label, v] of HOSTILE_IDEMPOTENCY) cases.push({ label: `Idempotency-Key: ${label}`, headers: { 'idempotency-key': v } });
+  }
+  cases.push(...ctx.headerCases);
+  return cases;
+}
+
+export interface FuzzOptions {
+  spec: Schema;
+  /** In the order to run (an operation listed twice runs twice). */
+  operations: Operation[];
+  callers: FuzzCaller[];
+  inject(req: { method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<Answer>;
+  /** A path parameter's values; default: from its schema. */
+  pathValue?(op: Operation, p: Param, index: number): fc.Arbitrary<unknown>;
+  /** A JSON body's values; default: valueFor its schema (e.g. mixed with validValueFor to get past validation). */
+  bodyValue?(op: Operation & { body: Schema }): fc.Arbitrary<unknown>;
+  /** When a raw body replaces the generated one: MOSTLY_RAW_BODIES (the core test's) or SOMETIMES_RAW_BODIES. */
+  rawBody: fc.Arbitrary<string | null>;
+  /** Sees every answer (to harvest ids); throwing fails the case like a 5xx does. */
+  onAnswer?(op: Operation, req: { url: string; caller: FuzzCaller }, res: Answer): void;
+  /** Generated requests per operation (fast-check runs). */
+  runs: number;
+  seed?: number;
+  /** Enumerated requests per operation (hostileCases), sent before the generated ones as the first caller (or the case's). */
+  cases?(op: Operation): HostileCase[];
+  /** A lawful value for a path parameter of the enumerated cases. */
+  plainPath?(op: Operation, p: Param): string;
+  /**
+   * What the data looks like now (tenantState): read before and after every write request that is
+   * refused (4xx), which must have changed nothing.
+   */
+  state?(): Promise<Record<string, string>>;
+}
+
+/** An error answer in the spec's envelope (spec 2.2): `{ error: { code, message, fields? } }` and nothing else. */
+export function envelopeProblem(res: Answer): string | null {
+  if (res.statusCode < 400) return null;
+  let body: any;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    return `${res.statusCode} not JSON: ${res.body.slice(0, 200)}`;
+  }
+  const e = body?.error;
+  const ok =
+    body !== null &&
+    typeof body === 'object' &&
+    Object.keys(body).join() === 'error' &&
+    typeof e?.code === 'string' &&
+    typeof e.message === 'string' &&
+    e.message.length > 0 &&
+    (e.fields === undefined ||
+      (e.fields !== null && typeof e.fields === 'object' && Object.values(e.fields).every((v) => typeof v === 'string')));
+  return ok ? null : `${res.statusCode} outside the envelope: ${res.body.slice(0, 200)}`;
+}
+
+/**
+ * Counts every row written, per table, from now on: a row trigger on each table of the public schema
+ * (but `exclude`) adds one to fuzz_writes, in the writing transaction, so a rolled-back write counts
+ * nothing and any committed insert, update or delete does. Returns the reader of the counts: one
+ * small query per check, in embedded and services modes alike. Test databases only (each test file
+ * has its own, dropped at the end). `exclude`: tables that requests write by design whatever their
+ * answer, or that a background runner advances while requests run.
+ */
+export async function writeCounter(
+  db: { query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }> },
+  exclude: string[] = [],
+): Promise<() => Promise<Record<string, string>>> {
+  await db.query(`create table fuzz_writes (tbl text primary key, n bigint not null)`);
+  // Security definer: the application roles write through it without a grant on fuzz_writes.
+  await db.query(
+    `create function fuzz_count_write() returns trigger language plpgsql security definer set search_path = public as $$
+     begin
+       insert into fuzz_writes values (tg_table_name, 1) on conflict (tbl) do update set n = fuzz_writes.n + 1;
+       return null;
+     end $$`,
+  );
+  const { rows } = await db.query<{ name: string }>(
+    `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind = 'r' and not c.relispartition and c.relname <> 'fuzz_writes'
+       and not (c.relname = any($1)) order by 1`,
+    [exclude],
+  );
+  for (const { name } of rows) {
+    await db.query(
+      `create trigger fuzz_count_write after insert or update or delete on "${name}" for each row execute function fuzz_count_write()`,
+    );
+  }
+  return async () =>
+    Object.fromEntries(
+      (await db.query<{ tbl: string; n: string }>('select tbl, n::text as n from fuzz_writes')).rows.map((r) => [r.tbl, r.n]),
+    );
+}
+
+export interface FuzzResult {
+  /** One line per operation that failed (a 5xx, a change on refusal, or what onAnswer threw). */
+  failures: string[];
+  /** Operations that answered a success at least once. */
+  reachedHandler: Set<string>;
+  /** Operations that got at least one request (`GET /v1/patients`). */
+  fuzzed: Set<string>;
+  /** Requests sent, in all. */
+  requests: number;
+}
+
+/**
+ * Runs, per operation, its enumerated cases (o.cases) and then `runs` generated requests. No answer
+ * may be a 5xx, and a refused write must leave o.state as it found it.
+ */
+export async function fuzzOperations(o: FuzzOptions): Promise<FuzzResult> {
   const seed = o.seed ?? SEED;
   const failures: string[] = [];
   const reachedHandler = new Set<string>();
+  const fuzzed = new Set<string>();
+  let requests = 0;
+  /** The state after the last refused write, while nothing else has run since (saves a read). */
+  let known: Record<string, string> | null = null;
+
+  const send = async (
+    op: Operation,
+    req: { url: string; headers: Record<string, string>; payload?: string },
+    caller: FuzzCaller,
+    refuse = false,
+  ) => {
+    const key = `${op.method} ${op.path}`;
+    const write = op.method !== 'GET' && op.method !== 'HEAD';
+    const before = write && o.state ? (known ?? (await o.state())) : null;
+    known = null;
+    const res = await o.inject({ method: op.method, ...req });
+    requests++;
+    fuzzed.add(key);
+    if (process.env.FUZZ_DEBUG && key.includes(process.env.FUZZ_DEBUG))
+      console.log(res.statusCode, req.url.slice(0, 160), (req.payload ?? '').slice(0, 80), res.body.slice(0, 160));
+    if (res.statusCode < 300) reachedHandler.add(key);
+    const what = () => `${op.method} ${req.url.slice(0, 200)} as ${caller.name} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
+    if (res.statusCode >= 500) throw new Error(what());
+    if (refuse && res.statusCode < 400) throw new Error(`taken, not refused: ${what()}`);
+    o.onAnswer?.(op, { url: req.url.split('?')[0]!, caller }, res);
+    if (before && res.statusCode >= 400) {
+      const after = await o.state!();
+      const changed = Object.keys({ ...before, ...after }).filter((t) => before[t] !== after[t]);
+      if (changed.length) throw new Error(`refused but changed ${changed.join(', ')}: ${what()}`);
+      known = after;
+    }
+  };
+
   for (const op of o.operations) {
     const pathParams = op.params.filter((p) => p.in === 'path');
     const queryParams = op.params.filter((p) => p.in === 'query');
     const headerParams = op.params.filter((p) => p.in === 'header');
+    const opFailures: string[] = [];
+    for (const c of o.cases?.(op) ?? []) {
+      const caller = c.caller ?? o.callers[0]!;
+      let url = op.path;
+      for (const p of pathParams) {
+        const v = c.path?.[p.name] ?? o.plainPath?.(op, p) ?? MISSING_ID;
+        url = url.replace(`{${p.name}}`, percentEncode(v) || 'x');
+      }
+      if (c.query) url += `?${c.query}`;
+      const payload = c.payload;
+      const headers = caller.headers({ method: op.method, path: url.split('?')[0]!, payload });
+      if (payload !== undefined) {
+        const type = c.contentType === undefined ? 'application/json' : c.contentType;
+        if (type !== null) headers['content-type'] = type;
+      }
+      for (const [k, v] of Object.entries(c.headers ?? {})) {
+        if (v === null) delete headers[k];
+        else headers[k] = v;
+      }
+      try {
+        await send(op, { url, headers, ...(payload !== undefined ? { payload } : {}) }, caller, c.refuse);
+      } catch (err) {
+        opFailures.push(`[${c.label}] ${(err as Error).message}`);
+        known = null;
+      }
+    }
+    if (opFailures.length)
+      failures.push(`${op.method} ${op.path}: ${opFailures.length} case(s) failed; ${opFailures.slice(0, 3).join(' | ')}`);
+    if (o.runs <= 0) continue;
     const request = fc.record({
       caller: fc.constantFrom(...o.callers),
       path: fc.tuple(...pathParams.map((p, i) => (o.pathValue ? o.pathValue(op, p, i) : valueFor(p.schema, o.spec)))),
@@ -356,25 +725,58 @@ export async function fuzzOperations(o: FuzzOptions): Promise<{ failures: string
             if (v !== null) headers[p.name] = text(v).replace(/[^\x20-\x7e]/g, '?');
           });
           if (payload !== undefined) headers['content-type'] = 'application/json';
-          const res = await o.inject({
-            method: op.method,
-            url: qs ? `${url}?${qs}` : url,
-            headers,
-            ...(payload !== undefined ? { payload } : {}),
-          });
-          if (process.env.FUZZ_DEBUG && `${op.method} ${op.path}`.includes(process.env.FUZZ_DEBUG))
-            console.log(res.statusCode, url.slice(0, 120), qs.slice(0, 120), res.body.slice(0, 160));
-          if (res.statusCode < 300) reachedHandler.add(`${op.method} ${op.path}`);
-          o.onAnswer?.(op, { url, caller: r.caller }, res);
-          if (res.statusCode >= 500) {
-            throw new Error(`${op.method} ${url}${qs ? `?${qs}` : ''} as ${r.caller.name} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
+          try {
+            await send(op, { url: qs ? `${url}?${qs}` : url, headers, ...(payload !== undefined ? { payload } : {}) }, r.caller);
+          } catch (err) {
+            known = null;
+            throw err;
           }
         }),
         { numRuns: o.runs, seed, endOnFailure: false },
       );
     } catch (err) {
-      failures.push(`${op.method} ${op.path}: ${(err as Error).message.split('\n').slice(0, 6).join(' | ')}`);
+      const lines = (err as Error).message.split('\n');
+      const cause = lines.find((l) => /^Got (error|Error)/.test(l.trim())) ?? lines.slice(3).find((l) => l.trim()) ?? '';
+      failures.push(`${op.method} ${op.path}: ${lines.slice(0, 3).join(' | ').slice(0, 1200)} | ${cause.slice(0, 600)}`);
     }
   }
-  return { failures, reachedHandler };
+  return { failures, reachedHandler, fuzzed, requests };
+}
+
+/**
+ * The header cases of every operation: X-Organization-ID malformed, with NUL or control characters,
+ * or naming another clinic (sent by `staff`), and X-Patient-ID with NUL or naming a patient the
+ * caller may not act for (sent by `patient`, and another clinic's patient by `staff`).
+ */
+export function scopeHeaderCases(o: {
+  staff?: FuzzCaller;
+  patient: FuzzCaller;
+  orgId: string;
+  otherOrgId: string;
+  /** A patient record of the caller's clinic that `patient` is no caregiver of, and one of the other clinic. */
+  ownPatientId: string;
+  otherPatientId: string;
+}): HostileCase[] {
+  const orgValues: [string, string][] = [
+    ['NUL', `${o.orgId.slice(0, -1)}\u0000`],
+    ['control and latin-1', '\u0001cl\u00e9\u007f'],
+    ["another clinic's id", o.otherOrgId],
+  ];
+  return [
+    ...orgValues.map(([label, v]) => ({
+      label: `X-Organization-ID: ${label}`,
+      headers: { 'x-organization-id': v },
+      ...(o.staff ? { caller: o.staff } : {}),
+    })),
+    {
+      label: "X-Patient-ID: another clinic's patient, with NUL",
+      caller: o.patient,
+      headers: { 'x-patient-id': `${o.otherPatientId}\u0000` },
+    },
+    { label: "X-Patient-ID: another clinic's patient", caller: o.patient, headers: { 'x-patient-id': o.otherPatientId } },
+    { label: 'X-Patient-ID: a patient one is no caregiver of', caller: o.patient, headers: { 'x-patient-id': o.ownPatientId } },
+    ...(o.staff
+      ? [{ label: "X-Patient-ID: another clinic's patient, as staff", caller: o.staff, headers: { 'x-patient-id': o.otherPatientId } }]
+      : []),
+  ];
 }
