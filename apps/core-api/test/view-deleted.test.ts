@@ -187,4 +187,17 @@ describe('data.view_deleted on every soft-deleted table', () => {
       assert.deepEqual(await see(adminB, adminPermissions, orgB), [], `${table}: read policy of another organization`);
     });
   }
+
+  it('patients: q finds deleted patients too with include_deleted=true (the search index holds live ones only)', async () => {
+    const name = `Zed${hex()}`;
+    const [gone, live] = [await patientFor(), await patientFor()];
+    await t.db.query('update patients set last_name = $2 where id = any($1::uuid[])', [[gone, live], name]);
+    dataOf(await t.call('DELETE', `/v1/patients/${gone}`, { token: keeper.token, org: orgA }), 204);
+    const found = async (query: string) => {
+      const res = await t.call('GET', `/v1/patients?q=${name.toLowerCase()}${query}`, { token: admin.token, org: orgA });
+      return { ids: (dataOf(res) as { id: string }[]).map((p) => p.id).sort(), total: res.json().pagination.total };
+    };
+    assert.deepEqual(await found(''), { ids: [live], total: 1 });
+    assert.deepEqual(await found('&include_deleted=true'), { ids: [gone, live].sort(), total: 2 });
+  });
 });
