@@ -45,6 +45,8 @@ export function includeDeletedOf(request: FastifyRequest): boolean {
   return true;
 }
 
+let cursors = 0;
+
 /**
  * Marks one live row deleted, under the caller's policies; false when the caller cannot update such a row.
  * `UPDATE ... WHERE id = $1` would read the table, and PostgreSQL then checks the new row against the
@@ -62,7 +64,8 @@ export async function markDeleted(
   set = '',
   params: readonly unknown[] = [],
 ): Promise<boolean> {
-  const cursor = `mark_deleted_${table}`;
+  // A name of its own: two marks of one transaction may be in flight together (pipelined statements).
+  const cursor = `mark_deleted_${table}_${++cursors}`;
   await tx.query(
     `declare ${cursor} cursor for select 1 from ${table} where organization_id = $1 and id = $2 and deleted_at is null for update`,
     [orgId, id],
