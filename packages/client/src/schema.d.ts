@@ -908,7 +908,7 @@ export interface paths {
         };
         /**
          * List treatment plans
-         * @description Needs treatment_plans.view_org. Filters kind (library, patient), patient_id, published, q, created_at_after/_before; sort name, created_at, updated_at.
+         * @description Needs treatment_plans.view_org. Filters kind (library, patient), patient_id, published, q, created_at_after/_before; sort name, created_at, updated_at; include_deleted=true (data.view_deleted) lists deleted plans too.
          */
         get: operations["listTreatmentPlans"];
         put?: never;
@@ -1713,7 +1713,7 @@ export interface paths {
         };
         /**
          * List the automation rules of the organization
-         * @description automations.view_org or automations.manage. Pagination, sort (created_at, name, status, updated_at; newest first by default), status, trigger_type, created_at_after/_before.
+         * @description automations.view_org or automations.manage. Pagination, sort (created_at, name, status, updated_at; newest first by default), status, trigger_type, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted rules too.
          */
         get: operations["listAutomationRules"];
         put?: never;
@@ -2314,7 +2314,7 @@ export interface paths {
         };
         /**
          * List the live custom fields (any staff member)
-         * @description Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before. The organization is the one in scope (X-Organization-ID).
+         * @description Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted fields too. The organization is the one in scope (X-Organization-ID).
          */
         get: operations["listCustomFields"];
         put?: never;
@@ -2437,7 +2437,7 @@ export interface paths {
         };
         /**
          * List form templates
-         * @description Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before.
+         * @description Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted templates too.
          */
         get: operations["listFormTemplates"];
         put?: never;
@@ -2551,7 +2551,7 @@ export interface paths {
         };
         /**
          * List forms (staff: the organization; a patient: its own)
-         * @description forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before.
+         * @description forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted forms too.
          */
         get: operations["listForms"];
         put?: never;
@@ -2679,7 +2679,7 @@ export interface paths {
         };
         /**
          * List PDF templates
-         * @description pdf_templates.view_published (each as its last published version) or .manage (drafts as they are). Pagination, sort (name, created_at), kind, published, q, created_at_after/_before.
+         * @description pdf_templates.view_published (each as its last published version) or .manage (drafts as they are). Pagination, sort (name, created_at), kind, published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted templates too.
          */
         get: operations["listPdfTemplates"];
         put?: never;
@@ -2975,7 +2975,7 @@ export interface paths {
         };
         /**
          * List the patients of the organization
-         * @description Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name, phone or email), created_at_after/_before.
+         * @description Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name, phone or email), created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted patients too.
          */
         get: operations["listPatients"];
         put?: never;
@@ -3647,7 +3647,7 @@ export interface paths {
         };
         /**
          * List the specialists of the organization
-         * @description specialists.view, or a patient of the organization (contact details stripped). Pagination, sort (display_name, created_at), q, created_at_after/_before.
+         * @description specialists.view, or a patient of the organization (contact details stripped). Pagination, sort (display_name, created_at), q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted specialists too.
          */
         get: operations["listSpecialists"];
         put?: never;
@@ -21740,6 +21740,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -29626,6 +29628,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -35605,6 +35609,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -36976,6 +36982,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -38343,6 +38351,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -39958,6 +39968,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -43181,6 +43193,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -49936,6 +49950,8 @@ export interface operations {
                  * @example 2026-03-31
                  */
                 created_at_before?: string;
+                /** @description true: deleted rows too (needs data.view_deleted, 403 otherwise); default false: live rows only. */
+                include_deleted?: "true" | "false";
             };
             header?: never;
             path?: never;

@@ -2,6 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { type DateRange, type Pagination, type Sort, SqlWhere } from '@clinic/http-kit';
 import { pageOf } from '../../platform/page.ts';
 import type { Action, Trigger } from './definition.ts';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface RuleRow {
   id: string;
@@ -74,22 +75,21 @@ export async function saveRule(
   return rows[0]!;
 }
 
-export async function softDeleteRule(tx: Queryable, orgId: string, id: string): Promise<void> {
-  await tx.query(
-    'update automation_rules set deleted_at = now(), status = $3, version = version + 1 where organization_id = $1 and id = $2',
-    [orgId, id, 'paused'],
-  );
+/** `version` is the row's, read FOR UPDATE: `version = version + 1` would read the new row (platform/deleted.ts). */
+export async function softDeleteRule(tx: Queryable, orgId: string, id: string, version: number): Promise<void> {
+  await markDeleted(tx, 'automation_rules', orgId, id, ', status = $1, version = $2', ['paused', version + 1]);
 }
 
 export async function listRules(
   tx: Queryable,
   orgId: string,
-  f: { status?: string; trigger_type?: string; created: DateRange },
+  f: { status?: string; trigger_type?: string; created: DateRange; includeDeleted?: boolean },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: RuleRow[]; total: number }> {
   const where = new SqlWhere();
-  where.add('organization_id = ?', orgId).add('deleted_at is null');
+  where.add('organization_id = ?', orgId);
+  if (!f.includeDeleted) where.add('deleted_at is null');
   where.optional('status = ?', f.status);
   where.optional('trigger_type = ?', f.trigger_type);
   where.dateRange('created_at', f.created);

@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
@@ -29,12 +30,15 @@ export function automationRoutes(app: FastifyInstance): void {
       schema: {
         operationId: 'listAutomationRules',
         summary: 'List the automation rules of the organization',
-        description: `${READ_NOTE} Pagination, sort (created_at, name, status, updated_at; newest first by default), status, trigger_type, created_at_after/_before.`,
+        description: `${READ_NOTE} Pagination, sort (created_at, name, status, updated_at; newest first by default), status, trigger_type, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted rules too.`,
         querystring: s.RuleListQuery,
         response: { 200: ListOf(s.Rule), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listRules(tx, orgIdOf(request), request.query as Record<string, unknown>)),
+    async (request) => {
+      const includeDeleted = includeDeletedOf(request);
+      return request.inTx((tx) => svc.listRules(tx, orgIdOf(request), request.query as Record<string, unknown>, includeDeleted));
+    },
   );
 
   r.post(

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 export const RULE_SORT = { created_at: 'created_at', name: 'name', status: 'status', updated_at: 'updated_at' } as const;
 export const EXECUTION_SORT = { created_at: 'e.created_at', status: 'e.status' } as const;
@@ -68,6 +69,7 @@ export const RuleListQuery = ListQueryWith({
   status: Type.Optional(Type.String({ description: '`active` or `paused`.' })),
   trigger_type: Type.Optional(Type.String({ description: '`event`, `appointment_offset` or `schedule`.' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 
 export const Execution = Type.Object({

@@ -92,16 +92,16 @@ export async function updateRule(tx: Queryable, actor: OrgActor, id: string, bod
 export async function deleteRule(tx: Queryable, actor: OrgActor, id: string): Promise<void> {
   const current = await q.findRule(tx, actor.orgId, id, true);
   if (!current) throw notFound();
-  await q.softDeleteRule(tx, actor.orgId, id);
+  await q.softDeleteRule(tx, actor.orgId, id, current.version);
   await audit(tx, actor, 'automation_rule.deleted', 'automation_rule', id, { name: current.name, version: current.version });
   await emit(tx, actor.orgId, 'automation_rule.deleted', { id });
 }
 
-export async function listRules(tx: Queryable, orgId: string, query: Record<string, unknown>) {
+export async function listRules(tx: Queryable, orgId: string, query: Record<string, unknown>, includeDeleted = false) {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, RULE_SORT);
   const f = parseFilters(query, ['status', 'trigger_type'] as const);
-  const { rows, total } = await q.listRules(tx, orgId, { ...f, created: parseDateRange(query, 'created_at') }, sort, page);
+  const { rows, total } = await q.listRules(tx, orgId, { ...f, created: parseDateRange(query, 'created_at'), includeDeleted }, sort, page);
   return listEnvelope(rows, page, total);
 }
 

@@ -2,6 +2,7 @@ import { isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 import { versionQueries } from '../../platform/versioned/queries.ts';
 import type { EntityType, FieldDefinition } from './definition.ts';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface CustomFieldRow extends FieldDefinition {
   id: string;
@@ -91,12 +92,11 @@ export async function saveField(
   }
 }
 
+/** The row as it was (no RETURNING: after the mark, custom_fields_read hides it without data.view_deleted). */
 export async function softDeleteField(tx: Queryable, orgId: string, id: string): Promise<CustomFieldRow | null> {
-  const { rows } = await tx.query<CustomFieldRow>(
-    `update custom_fields set deleted_at = now() where id = $1 and organization_id = $2 and deleted_at is null returning ${COLUMNS}`,
-    [id, orgId],
-  );
-  return rows[0] ?? null;
+  const row = await findField(tx, orgId, id, { forUpdate: true });
+  if (!row || !(await markDeleted(tx, 'custom_fields', orgId, id))) return null;
+  return row;
 }
 
 export interface FieldFilter {
@@ -104,6 +104,7 @@ export interface FieldFilter {
   published?: boolean | undefined;
   q?: string | undefined;
   created: DateRange;
+  includeDeleted?: boolean;
 }
 
 export async function listFields(
@@ -113,12 +114,9 @@ export async function listFields(
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: CustomFieldRow[]; total: number }> {
-  const where = new SqlWhere()
-    .add('organization_id = ?', orgId)
-    .add('deleted_at is null')
-    .optional('entity_type = ?', f.entityType)
-    .optional('published = ?', f.published)
-    .dateRange('created_at', f.created);
+  const where = new SqlWhere().add('organization_id = ?', orgId);
+  if (!f.includeDeleted) where.add('deleted_at is null');
+  where.optional('entity_type = ?', f.entityType).optional('published = ?', f.published).dateRange('created_at', f.created);
   if (f.q) {
     const p = containsPattern(f.q);
     where.add('(key ilike ? or label ilike ?)', p, p);

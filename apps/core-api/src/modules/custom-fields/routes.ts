@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
 import { requireStaff } from '../../platform/gates.ts';
@@ -43,12 +44,15 @@ export function customFieldRoutes(app: FastifyInstance): void {
       schema: {
         operationId: 'listCustomFields',
         summary: 'List the live custom fields (any staff member)',
-        description: `Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before. ${scoped}`,
+        description: `Pagination, sort (key, label, created_at; newest first by default), entity_type, published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted fields too. ${scoped}`,
         querystring: FieldListQuery,
         response: { 200: ListOf(CustomField), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listFields(tx, orgIdOf(request), request.query)),
+    async (request) => {
+      const includeDeleted = includeDeletedOf(request);
+      return request.inTx((tx) => svc.listFields(tx, orgIdOf(request), request.query, includeDeleted));
+    },
   );
 
   r.get(

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 import { ENTITY_TYPES, FIELD_TYPES } from './definition.ts';
 
 export const FIELD_SORT = { key: 'key', label: 'lower(label)', created_at: 'created_at' } as const;
@@ -95,6 +96,7 @@ export const FieldListQuery = ListQueryWith({
   published: Type.Optional(Type.String({ description: 'true: published fields only; false: drafts only.' })),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the key or the label.' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 
 export const IdParams = Type.Object({ id: Uuid });

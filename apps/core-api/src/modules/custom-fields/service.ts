@@ -66,14 +66,25 @@ export async function getField(tx: Queryable, orgId: string, id: string): Promis
   return row;
 }
 
-export async function listFields(tx: Queryable, orgId: string, query: Record<string, unknown>): Promise<ListEnvelope<q.CustomFieldRow>> {
+export async function listFields(
+  tx: Queryable,
+  orgId: string,
+  query: Record<string, unknown>,
+  includeDeleted = false,
+): Promise<ListEnvelope<q.CustomFieldRow>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, FIELD_SORT);
   const created = parseDateRange(query, 'created_at');
   const published = query.published === 'true' ? true : query.published === 'false' ? false : undefined;
   const entityType = typeof query.entity_type === 'string' && query.entity_type ? query.entity_type : undefined;
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listFields(tx, orgId, { entityType, published, q: text || undefined, created }, sort, page);
+  const { rows, total } = await q.listFields(
+    tx,
+    orgId,
+    { entityType, published, q: text || undefined, created, includeDeleted },
+    sort,
+    page,
+  );
   return listEnvelope(rows, page, total);
 }
 

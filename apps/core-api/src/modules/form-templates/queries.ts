@@ -52,7 +52,7 @@ export const softDeleteTemplate = templateRows.softDelete;
 export function listTemplates(
   tx: Queryable,
   orgId: string,
-  f: { q?: string | undefined; published?: boolean | undefined; created: DateRange },
+  f: { q?: string | undefined; published?: boolean | undefined; created: DateRange; includeDeleted?: boolean },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: TemplateRow[]; total: number }> {
@@ -65,5 +65,6 @@ export function listTemplates(
     },
     sort,
     page,
+    f.includeDeleted,
   );
 }

@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
 import {
@@ -49,12 +50,16 @@ export function formTemplateRoutes(app: FastifyInstance): void {
       schema: {
         operationId: 'listFormTemplates',
         summary: 'List form templates',
-        description: 'Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before.',
+        description:
+          'Needs form_templates.view. Pagination, sort (name, created_at), published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted templates too.',
         querystring: TemplateListQuery,
         response: { 200: ListOf(FormTemplate), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listTemplates(tx, orgIdOf(request), request.query)),
+    async (request) => {
+      const includeDeleted = includeDeletedOf(request);
+      return request.inTx((tx) => svc.listTemplates(tx, orgIdOf(request), request.query, includeDeleted));
+    },
   );
 
   r.get(

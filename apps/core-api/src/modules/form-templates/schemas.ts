@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 export const TEMPLATE_SORT = { name: 'lower(name)', created_at: 'created_at' } as const;
 
@@ -61,5 +62,6 @@ export const TemplateListQuery = ListQueryWith({
   published: Type.Optional(Type.String({ description: 'true: published templates only; false: drafts only.' })),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const TemplateIdParams = Type.Object({ id: Uuid });

@@ -79,13 +79,18 @@ export async function getTemplate(tx: Queryable, orgId: string, id: string) {
   return row;
 }
 
-export async function listTemplates(tx: Queryable, orgId: string, query: Record<string, unknown>): Promise<ListEnvelope<q.TemplateRow>> {
+export async function listTemplates(
+  tx: Queryable,
+  orgId: string,
+  query: Record<string, unknown>,
+  includeDeleted = false,
+): Promise<ListEnvelope<q.TemplateRow>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, TEMPLATE_SORT);
   const created = parseDateRange(query, 'created_at');
   const published = query.published === 'true' ? true : query.published === 'false' ? false : undefined;
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listTemplates(tx, orgId, { q: text || undefined, published, created }, sort, page);
+  const { rows, total } = await q.listTemplates(tx, orgId, { q: text || undefined, published, created, includeDeleted }, sort, page);
   return listEnvelope(rows, page, total);
 }
 

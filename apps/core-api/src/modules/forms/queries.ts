@@ -1,6 +1,7 @@
 import { prepared, type Queryable } from '@clinic/db';
 import { SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
 import type { FieldType } from '../custom-fields/definition.ts';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface FieldSnapshot {
   custom_field_id: string;
@@ -119,21 +120,27 @@ export async function signForm(tx: Queryable, orgId: string, id: string, princip
   return rows[0]!;
 }
 
-/** No RETURNING: the deleted row may be invisible to the caller without data.view_deleted. */
+/** After the mark, forms_read hides the row from a caller without data.view_deleted (platform/deleted.ts). */
 export async function softDeleteForm(tx: Queryable, orgId: string, id: string): Promise<void> {
-  await tx.query('update forms set deleted_at = now() where id = $1 and organization_id = $2', [id, orgId]);
+  await markDeleted(tx, 'forms', orgId, id);
 }
 
 export async function listForms(
   tx: Queryable,
   orgId: string,
-  f: { patientId?: string | undefined; status?: string | undefined; templateId?: string | undefined; created: DateRange },
+  f: {
+    patientId?: string | undefined;
+    status?: string | undefined;
+    templateId?: string | undefined;
+    created: DateRange;
+    includeDeleted?: boolean;
+  },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: FormRow[]; total: number }> {
-  const where = new SqlWhere()
-    .add('organization_id = ?', orgId)
-    .add('deleted_at is null')
+  const where = new SqlWhere().add('organization_id = ?', orgId);
+  if (!f.includeDeleted) where.add('deleted_at is null');
+  where
     .optional('patient_id = ?', f.patientId)
     .optional('status = ?', f.status)
     .optional('form_template_id = ?', f.templateId)

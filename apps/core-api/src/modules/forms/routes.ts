@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import type { Runtime } from '../../platform/runtime.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
@@ -62,13 +63,14 @@ export async function formRoutes(app: FastifyInstance, rt: Runtime): Promise<voi
           operationId: 'listForms',
           summary: 'List forms (staff: the organization; a patient: its own)',
           description:
-            'forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before.',
+            'forms.view_org, or a patient (its own forms). Pagination, sort (created_at, title, status), patient_id, status, form_template_id, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted forms too.',
           querystring: FormListQuery,
           response: { 200: ListOf(FormSummary), 422: ErrorResponse },
         },
       },
       async (request) => {
-        const page = await request.inTx((tx) => svc.listForms(tx, orgIdOf(request), request.query));
+        const includeDeleted = includeDeletedOf(request);
+        const page = await request.inTx((tx) => svc.listForms(tx, orgIdOf(request), request.query, includeDeleted));
         request.logAccess({ action: 'form.listed', patientIds: page.data.map((f) => f.patient_id) });
         return page;
       },

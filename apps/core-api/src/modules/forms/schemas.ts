@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 export const FORM_SORT = { created_at: 'created_at', title: 'lower(title)', status: 'status' } as const;
 
@@ -91,6 +92,7 @@ export const FormListQuery = ListQueryWith({
   status: Type.Optional(Type.String({ description: 'pending or signed.' })),
   form_template_id: Type.Optional(Type.String()),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const FormParams = Type.Object({ id: Uuid });
 export const FileParams = Type.Object({ id: Uuid, fileId: Uuid });

@@ -142,6 +142,7 @@ export async function listForms(
   tx: Queryable,
   orgId: string,
   query: Record<string, unknown>,
+  includeDeleted = false,
 ): Promise<ListEnvelope<Omit<q.FormRow, 'values' | 'organization_id' | 'created_by_principal_id' | 'signed_by_principal_id'>>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, FORM_SORT);
@@ -154,7 +155,7 @@ export async function listForms(
   const { rows, total } = await q.listForms(
     tx,
     orgId,
-    { patientId: f.patient_id, status: f.status, templateId: f.form_template_id, created },
+    { patientId: f.patient_id, status: f.status, templateId: f.form_template_id, created, includeDeleted },
     sort,
     page,
   );

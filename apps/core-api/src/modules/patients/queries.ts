@@ -1,5 +1,6 @@
 import { isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface PatientRow {
   id: string;
@@ -84,11 +85,11 @@ export async function updatePatient(tx: Queryable, orgId: string, id: string, re
   return rows[0]!;
 }
 
-/** No RETURNING: the deleted row may be invisible to the caller (patients_read_org hides it without data.view_deleted). */
+/** The row as it was: after the mark, patients_read_org hides it from a caller without data.view_deleted. */
 export async function softDeletePatient(tx: Queryable, orgId: string, id: string): Promise<PatientRow | null> {
   const row = await findPatient(tx, orgId, id, { forUpdate: true });
   if (!row) return null;
-  await tx.query('update patients set deleted_at = now() where id = $1 and organization_id = $2', [id, orgId]);
+  await markDeleted(tx, 'patients', orgId, id);
   return row;
 }
 
@@ -105,10 +106,11 @@ export async function softDeletePatient(tx: Queryable, orgId: string, id: string
 export async function listPatients(
   tx: Queryable,
   orgId: string,
-  f: { q?: string | undefined; created: DateRange },
+  f: { q?: string | undefined; created: DateRange; includeDeleted?: boolean },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: PatientRow[]; total: number }> {
+  if (f.includeDeleted) return listWithDeleted(tx, orgId, f, sort, page);
   const where = new SqlWhere().add('organization_id = ?', orgId).add('deleted_at is null').dateRange('created_at', f.created);
   if (f.q) {
     where.add('id in (select app.patient_search(?, ?))', orgId, containsPattern(f.q));
@@ -132,6 +134,31 @@ export async function listPatients(
     tx.query<PatientRow>(pageText, where.params, prepared(pageText)),
   ]);
   return { rows: list.rows, total: count.rows[0]!.total };
+}
+
+/**
+ * include_deleted=true (data.view_deleted): live and deleted patients. The counter and the search index
+ * hold live patients only, so the total is counted and `q` compares the fields themselves (a scan of the
+ * organization's rows; an occasional read of a holder, not the working list).
+ */
+async function listWithDeleted(
+  tx: Queryable,
+  orgId: string,
+  f: { q?: string | undefined; created: DateRange },
+  sort: Sort,
+  page: Pagination,
+): Promise<{ rows: PatientRow[]; total: number }> {
+  const where = new SqlWhere().add('organization_id = ?', orgId).dateRange('created_at', f.created);
+  if (f.q) {
+    const p = containsPattern(f.q);
+    where.add(`((coalesce(first_name, '') || ' ' || coalesce(last_name, '')) ilike ? or phone ilike ? or user_email ilike ?)`, p, p, p);
+  }
+  const count = await tx.query<{ total: number }>(`select count(*)::int as total from patients where ${where.text}`, where.params);
+  const { rows } = await tx.query<PatientRow>(
+    `select ${COLUMNS} from patients where ${where.text} order by ${sort.sql} limit ${where.param(page.limit)} offset ${where.param(page.offset)}`,
+    where.params,
+  );
+  return { rows, total: count.rows[0]!.total };
 }
 
 /** The demographics of the profile (GET, PUT /v1/patients/{id}/profile) besides the record's names, birth date and phone. */

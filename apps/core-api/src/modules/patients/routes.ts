@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
@@ -52,13 +53,14 @@ export function patientRoutes(app: FastifyInstance): void {
         operationId: 'listPatients',
         summary: 'List the patients of the organization',
         description:
-          'Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name, phone or email), created_at_after/_before.',
+          'Needs patients.view_org. Pagination, sort (last_name, first_name, created_at), q (name, phone or email), created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted patients too.',
         querystring: PatientListQuery,
         response: { 200: ListOf(Patient), 422: ErrorResponse },
       },
     },
     async (request) => {
-      const page = await request.inTx((tx) => svc.listPatients(tx, orgIdOf(request), request.query));
+      const includeDeleted = includeDeletedOf(request);
+      const page = await request.inTx((tx) => svc.listPatients(tx, orgIdOf(request), request.query, includeDeleted));
       request.logAccess({ action: 'patient.listed', patientIds: page.data.map((p) => p.id) });
       return page;
     },

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 export const PATIENT_SORT = { last_name: 'lower(last_name)', first_name: 'lower(first_name)', created_at: 'created_at' } as const;
 
@@ -66,6 +67,7 @@ export const PatientListQuery = ListQueryWith({
     }),
   ),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const PatientParams = Type.Object({ id: Uuid });
 

@@ -122,6 +122,7 @@ export async function listPatients(
   tx: Queryable,
   orgId: string,
   query: Record<string, unknown>,
+  includeDeleted = false,
 ): Promise<ListEnvelope<ReturnType<typeof present>>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, PATIENT_SORT);
@@ -129,7 +130,7 @@ export async function listPatients(
   const text = typeof query.q === 'string' ? query.q.trim() : '';
   // The field definitions leave with the page's statements: one round trip for the three.
   const [{ rows, total }, fields] = await Promise.all([
-    q.listPatients(tx, orgId, { q: text || undefined, created }, sort, page),
+    q.listPatients(tx, orgId, { q: text || undefined, created, includeDeleted }, sort, page),
     publishedFieldsOf(tx, orgId, 'patient'),
   ]);
   return listEnvelope(

@@ -51,7 +51,7 @@ export const softDeletePdfTemplate = pdfTemplateRows.softDelete;
 export function listPdfTemplates(
   tx: Queryable,
   orgId: string,
-  f: { q?: string; kind?: string; published?: boolean; created: DateRange; everPublished?: boolean },
+  f: { q?: string; kind?: string; published?: boolean; created: DateRange; everPublished?: boolean; includeDeleted?: boolean },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: PdfTemplateRow[]; total: number }> {
@@ -65,6 +65,7 @@ export function listPdfTemplates(
     },
     sort,
     page,
+    f.includeDeleted,
   );
 }
 

@@ -4,6 +4,7 @@ import { AppError, DataOf, ErrorResponse, errors, ListOf } from '@clinic/http-ki
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { acceptUploads, fileTooLarge, receiveUpload, uuidV7 } from '../../platform/file-store.ts';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { hasPermission } from '../../platform/identity/context.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
@@ -82,12 +83,15 @@ export async function pdfTemplateRoutes(app: FastifyInstance, deps: { assets: As
         operationId: 'listPdfTemplates',
         summary: 'List PDF templates',
         description:
-          'pdf_templates.view_published (each as its last published version) or .manage (drafts as they are). Pagination, sort (name, created_at), kind, published, q, created_at_after/_before.',
+          'pdf_templates.view_published (each as its last published version) or .manage (drafts as they are). Pagination, sort (name, created_at), kind, published, q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted templates too.',
         querystring: PdfTemplateListQuery,
         response: { 200: ListOf(PdfTemplate), 422: ErrorResponse },
       },
     },
-    async (request) => request.inTx((tx) => svc.listPdfTemplates(tx, orgIdOf(request), request.query, isManager(request))),
+    async (request) => {
+      const includeDeleted = includeDeletedOf(request);
+      return request.inTx((tx) => svc.listPdfTemplates(tx, orgIdOf(request), request.query, isManager(request), includeDeleted));
+    },
   );
 
   r.get(

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 import type { Layout } from '../documents/render/layout.ts';
 
 export const TEMPLATE_SORT = { name: 'lower(name)', created_at: 'created_at' } as const;
@@ -131,6 +132,7 @@ export const PdfTemplateListQuery = ListQueryWith({
   published: Type.Optional(Type.String({ description: 'true: published templates only; false: drafts only.' })),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const PdfTemplateIdParams = Type.Object({ id: Uuid });
 

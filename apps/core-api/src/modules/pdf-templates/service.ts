@@ -124,6 +124,7 @@ export async function listPdfTemplates(
   orgId: string,
   query: Record<string, unknown>,
   manager: boolean,
+  includeDeleted = false,
 ): Promise<ListEnvelope<q.PdfTemplateRow>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, TEMPLATE_SORT);
@@ -135,7 +136,7 @@ export async function listPdfTemplates(
   const { rows, total } = await q.listPdfTemplates(
     tx,
     orgId,
-    { q: text || undefined, kind, published, created, everPublished: !manager },
+    { q: text || undefined, kind, published, created, everPublished: !manager, includeDeleted },
     sort,
     page,
   );

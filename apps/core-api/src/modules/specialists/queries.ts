@@ -1,5 +1,6 @@
 import { isForeignKeyViolation, isUniqueViolation, prepared, type Queryable } from '@clinic/db';
 import { containsPattern, errors, SqlWhere, type DateRange, type Pagination, type Sort } from '@clinic/http-kit';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface SpecialistRow {
   id: string;
@@ -189,11 +190,11 @@ export async function replaceLinks(tx: Queryable, orgId: string, id: string, lin
   }
 }
 
-/** No RETURNING: the deleted row may be invisible to the caller without data.view_deleted. */
+/** The row as it was: after the mark, specialists_read hides it from a caller without data.view_deleted. */
 export async function softDeleteSpecialist(tx: Queryable, orgId: string, id: string): Promise<SpecialistRow | null> {
   const row = await findSpecialist(tx, orgId, id, { forUpdate: true });
   if (!row) return null;
-  await tx.query('update specialists set deleted_at = now() where id = $1 and organization_id = $2', [id, orgId]);
+  await markDeleted(tx, 'specialists', orgId, id);
   return row;
 }
 
@@ -207,11 +208,14 @@ export async function listSpecialists(
     locationId?: string | undefined;
     serviceId?: string | undefined;
     language?: string | undefined;
+    includeDeleted?: boolean;
   },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: SpecialistRow[]; total: number }> {
-  const where = new SqlWhere().add('s.organization_id = ?', orgId).add('s.deleted_at is null').dateRange('s.created_at', f.created);
+  const where = new SqlWhere().add('s.organization_id = ?', orgId);
+  if (!f.includeDeleted) where.add('s.deleted_at is null');
+  where.dateRange('s.created_at', f.created);
   if (f.q) {
     const p = containsPattern(f.q);
     where.add('(s.display_name ilike ? or s.title ilike ?)', p, p);

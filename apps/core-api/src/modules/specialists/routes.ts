@@ -1,6 +1,7 @@
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requirePermission } from '../../platform/gates.ts';
 import { contextOf, errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
 import { isPatientCaller } from '../../platform/identity/context.ts';
@@ -32,14 +33,15 @@ export function specialistRoutes(app: FastifyInstance): void {
         operationId: 'listSpecialists',
         summary: 'List the specialists of the organization',
         description:
-          'specialists.view, or a patient of the organization (contact details stripped). Pagination, sort (display_name, created_at), q, created_at_after/_before.',
+          'specialists.view, or a patient of the organization (contact details stripped). Pagination, sort (display_name, created_at), q, created_at_after/_before; include_deleted=true (data.view_deleted) lists deleted specialists too.',
         querystring: SpecialistListQuery,
         response: { 200: ListOf(Specialist), 422: ErrorResponse },
       },
     },
     async (request) => {
       const ctx = contextOf(request);
-      return request.inTx((tx) => svc.listSpecialists(tx, orgIdOf(request), request.query, isPatientCaller(ctx)));
+      const includeDeleted = includeDeletedOf(request);
+      return request.inTx((tx) => svc.listSpecialists(tx, orgIdOf(request), request.query, isPatientCaller(ctx), includeDeleted));
     },
   );
 

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, SortParam, Timestamp, Uuid, nullable } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 export const SPECIALIST_SORT = { display_name: 'lower(display_name)', created_at: 'created_at' } as const;
 
@@ -65,6 +66,7 @@ export const SpecialistListQuery = ListQueryWith({
   service_id: Type.Optional(Uuid),
   language: Type.Optional(Type.String({ maxLength: 35, description: 'A BCP 47 tag the specialist speaks (exact tag).' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const SpecialistParams = Type.Object({ id: Uuid });
 

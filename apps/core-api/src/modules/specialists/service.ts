@@ -142,7 +142,13 @@ export async function getSpecialist(tx: Queryable, orgId: string, id: string, pa
   return present(row, await publishedFieldsOf(tx, orgId, 'specialist'), patientCaller);
 }
 
-export async function listSpecialists(tx: Queryable, orgId: string, query: Record<string, unknown>, patientCaller: boolean) {
+export async function listSpecialists(
+  tx: Queryable,
+  orgId: string,
+  query: Record<string, unknown>,
+  patientCaller: boolean,
+  includeDeleted = false,
+) {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, SPECIALIST_SORT);
   const created = parseDateRange(query, 'created_at');
@@ -154,6 +160,7 @@ export async function listSpecialists(tx: Queryable, orgId: string, query: Recor
     locationId: query.location_id as string | undefined,
     serviceId: query.service_id as string | undefined,
     language: languageFilter(query.language),
+    includeDeleted,
   };
   // The page, its total and the field definitions leave together.
   const [{ rows, total }, fields] = await Promise.all([

@@ -2,6 +2,7 @@ import { type Queryable, pgErrorCode, prepared } from '@clinic/db';
 import { containsPattern, type DateRange, errors, type Pagination, SqlWhere, type Sort } from '@clinic/http-kit';
 import { versionQueries } from '../../platform/versioned/queries.ts';
 import type { Joint } from './schemas.ts';
+import { markDeleted } from '../../platform/deleted.ts';
 
 export interface PlanSet {
   side: 'left' | 'right';
@@ -149,9 +150,9 @@ export async function approvePlan(tx: Queryable, orgId: string, id: string, prin
   return rows[0]!;
 }
 
-/** Soft delete (read FOR UPDATE before: after it the read policy may hide the row, so no RETURNING). */
+/** Soft delete (read FOR UPDATE before: after it treatment_plans_read hides the row without data.view_deleted). */
 export async function softDeletePlan(tx: Queryable, orgId: string, id: string): Promise<void> {
-  await tx.query('update treatment_plans set deleted_at = now() where id = $1 and organization_id = $2', [id, orgId]);
+  await markDeleted(tx, 'treatment_plans', orgId, id);
 }
 
 export async function listPlans(
@@ -163,13 +164,14 @@ export async function listPlans(
     published?: boolean | undefined;
     q?: string | undefined;
     created: DateRange;
+    includeDeleted?: boolean;
   },
   sort: Sort,
   page: Pagination,
 ): Promise<{ rows: PlanRow[]; total: number }> {
-  const where = new SqlWhere()
-    .add('organization_id = ?', orgId)
-    .add('deleted_at is null')
+  const where = new SqlWhere().add('organization_id = ?', orgId);
+  if (!f.includeDeleted) where.add('deleted_at is null');
+  where
     .optional('kind = ?', f.kind)
     .optional('patient_id = ?', f.patientId)
     .optional('published = ?', f.published)

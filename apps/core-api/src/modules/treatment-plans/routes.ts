@@ -2,6 +2,7 @@ import type { Queryable } from '@clinic/db';
 import { DataOf, ErrorResponse, ListOf } from '@clinic/http-kit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { includeDeletedOf } from '../../platform/deleted.ts';
 import { requireOrgAccess, requirePermission } from '../../platform/gates.ts';
 import { errorSchemas, orgActorOf, orgIdOf, routesOf } from '../../platform/route.ts';
 import { versionRoutes } from '../../platform/versioned/routes.ts';
@@ -115,13 +116,14 @@ export function treatmentPlanRoutes(app: FastifyInstance, deps: SessionDeps): vo
         operationId: 'listTreatmentPlans',
         summary: 'List treatment plans',
         description:
-          'Needs treatment_plans.view_org. Filters kind (library, patient), patient_id, published, q, created_at_after/_before; sort name, created_at, updated_at.',
+          'Needs treatment_plans.view_org. Filters kind (library, patient), patient_id, published, q, created_at_after/_before; sort name, created_at, updated_at; include_deleted=true (data.view_deleted) lists deleted plans too.',
         querystring: PlanListQuery,
         response: { 200: ListOf(TreatmentPlan), 422: ErrorResponse },
       },
     },
     async (request) => {
-      const list = await request.inTx((tx) => svc.listPlans(tx, orgIdOf(request), request.query));
+      const includeDeleted = includeDeletedOf(request);
+      const list = await request.inTx((tx) => svc.listPlans(tx, orgIdOf(request), request.query, includeDeleted));
       logPlanRead(request, list.data);
       return list;
     },

@@ -1,5 +1,6 @@
 import { DateRangeQuery, ListQueryWith, nullable, SortParam, Timestamp, Uuid } from '@clinic/http-kit';
 import { Type } from 'typebox';
+import { IncludeDeletedQuery } from '../../platform/deleted.ts';
 
 /*
  * A treatment plan (docs/telerehab.md "Plans and versions"): phases (or weeks) of days, each day a list
@@ -182,6 +183,7 @@ export const PlanListQuery = ListQueryWith({
   published: Type.Optional(Type.String({ description: 'true: plans without a draft; false: drafts.' })),
   q: Type.Optional(Type.String({ maxLength: 200, description: 'Case-insensitive substring of the name.' })),
   ...DateRangeQuery('created_at'),
+  ...IncludeDeletedQuery,
 });
 export const PlanParams = Type.Object({ id: Uuid });
 

@@ -72,6 +72,7 @@ export async function listPlans(
   tx: Queryable,
   orgId: string,
   query: Record<string, unknown>,
+  includeDeleted = false,
 ): Promise<ListEnvelope<ReturnType<typeof view>>> {
   const page = parsePagination(query);
   const sort = parseSort(query.sort, PLAN_SORT);
@@ -82,7 +83,13 @@ export async function listPlans(
     throw errors.queryValidation({ patient_id: 'must be a uuid' });
   const published = query.published === 'true' ? true : query.published === 'false' ? false : undefined;
   const text = typeof query.q === 'string' ? query.q.trim() : '';
-  const { rows, total } = await q.listPlans(tx, orgId, { kind, patientId, published, q: text || undefined, created }, sort, page);
+  const { rows, total } = await q.listPlans(
+    tx,
+    orgId,
+    { kind, patientId, published, q: text || undefined, created, includeDeleted },
+    sort,
+    page,
+  );
   return listEnvelope(rows.map(view), page, total);
 }
 

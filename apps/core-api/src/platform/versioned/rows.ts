@@ -1,6 +1,7 @@
 import type { Queryable } from '@clinic/db';
 import { type Pagination, type Sort, SqlWhere } from '@clinic/http-kit';
 import { pageOf } from '../page.ts';
+import { markDeleted, type SoftDeletedTable } from '../deleted.ts';
 
 /**
  * The live row of a versioned resource whose content is a few plain columns (form templates, PDF
@@ -8,7 +9,7 @@ import { pageOf } from '../page.ts';
  * The version table beside it is versionQueries'.
  */
 export interface RowTable<C> {
-  table: string;
+  table: SoftDeletedTable;
   /** The select list of a row, content columns under their content names (`content as layout`). */
   columns: string;
   /** The content columns in the order they are written, and how to write each one. */
@@ -29,13 +30,17 @@ export interface RowQueries<C, R> {
   save(tx: Queryable, orgId: string, id: string, c: C, state: RowState): Promise<R>;
   /** Marks the live row deleted; the row as it was, or null when there is none. */
   softDelete(tx: Queryable, orgId: string, id: string): Promise<R | null>;
-  /** One page of the organization's live rows; `filter` adds the resource's own conditions. */
+  /**
+   * One page of the organization's live rows (and deleted ones with includeDeleted, which the read
+   * policy shows to data.view_deleted only); `filter` adds the resource's own conditions.
+   */
   list(
     tx: Queryable,
     orgId: string,
     filter: (where: SqlWhere) => SqlWhere,
     sort: Sort,
     page: Pagination,
+    includeDeleted?: boolean,
   ): Promise<{ rows: R[]; total: number }>;
 }
 
@@ -74,15 +79,15 @@ export function rowQueries<C, R>(t: RowTable<C>): RowQueries<C, R> {
       return rows[0]!;
     },
     async softDelete(tx, orgId, id) {
-      // Read, then mark: a deleted row may be invisible to the caller's policies, which an UPDATE ... RETURNING
-      // of it would have to pass.
+      // Read, then mark: after the mark the read policy hides the row from a caller without data.view_deleted.
       const row = await find(tx, orgId, id, { forUpdate: true });
       if (!row) return null;
-      await tx.query(`update ${t.table} set deleted_at = now() where organization_id = $1 and id = $2`, [orgId, id]);
+      await markDeleted(tx, t.table, orgId, id);
       return row;
     },
-    list(tx, orgId, filter, sort, page) {
-      const where = filter(new SqlWhere().add('organization_id = ?', orgId).add('deleted_at is null'));
+    list(tx, orgId, filter, sort, page, includeDeleted = false) {
+      const base = new SqlWhere().add('organization_id = ?', orgId);
+      const where = filter(includeDeleted ? base : base.add('deleted_at is null'));
       return pageOf<R>(tx, `select ${t.columns}`, `from ${t.table} where ${where.text}`, where, sort, page);
     },
   };
