@@ -7,3 +7,5 @@ export * from './i18n/index.ts';
 export * from './i18n/react.tsx';
 export * from './app-frame.tsx';
 export * from './router.tsx';
+export * from './virtual.ts';
+export * from './chart.tsx';

@@ -1,4 +1,5 @@
 import { clinicEn } from './clinic-en.ts';
+import { patientsEn } from './patients-en.ts';
 
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
 export const en = {
@@ -149,6 +150,7 @@ export const en = {
   'common.close': 'Close',
   'common.back': 'Back',
   ...clinicEn,
+  ...patientsEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -1,4 +1,5 @@
 import { clinicRo } from './clinic-ro.ts';
+import { patientsRo } from './patients-ro.ts';
 import type { MessageKey } from './en.ts';
 
 /** Romanian messages: every key of en.ts (the type and packages/ui/test/i18n.test.ts check it). */
@@ -150,4 +151,5 @@ export const ro: Record<MessageKey, string> = {
   'common.close': 'Închide',
   'common.back': 'Înapoi',
   ...clinicRo,
+  ...patientsRo,
 };
