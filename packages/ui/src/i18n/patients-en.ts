@@ -24,8 +24,6 @@ export const patientsEn = {
   'patients.record.title': 'Patient record',
   'patients.record.back': 'All patients',
   'patients.record.age': '{n} years',
-  'patients.record.hasAccount': 'Has a portal account',
-  'patients.record.noAccount': 'Not signed in yet',
   'patients.record.sections': 'Record sections',
   'patients.tab.profile': 'Profile',
   'patients.tab.appointments': 'Appointments',

@@ -26,8 +26,6 @@ export const patientsRo: Record<keyof typeof patientsEn, string> = {
   'patients.record.title': 'Fișa pacientului',
   'patients.record.back': 'Toți pacienții',
   'patients.record.age': '{n} ani',
-  'patients.record.hasAccount': 'Are cont în portal',
-  'patients.record.noAccount': 'Nu s-a autentificat încă',
   'patients.record.sections': 'Secțiunile fișei',
   'patients.tab.profile': 'Profil',
   'patients.tab.appointments': 'Programări',

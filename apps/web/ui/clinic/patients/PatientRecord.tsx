@@ -109,7 +109,6 @@ export function PatientRecord(props: ScreenProps) {
             {years !== null && <li>{t('patients.record.age', { n: years })}</li>}
             {p.email && <li>{p.email}</li>}
             {p.phone && <li>{p.phone}</li>}
-            <li>{p.user_id ? t('patients.record.hasAccount') : t('patients.record.noAccount')}</li>
           </ul>
         </div>
       </header>

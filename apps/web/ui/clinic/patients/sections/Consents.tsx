@@ -27,7 +27,12 @@ export function ConsentsSection({ patientId, ctx }: SectionProps) {
   if (consents.isPending) return <Spinner />;
   if (consents.isError) return <ServerError error={consents.error} />;
   const names = new Map((purposes.data ?? []).map((p) => [p.code, p.name]));
-  const groups = consents.data;
+  // The purposes with a ledger first (what the patient actually decided), then the ones never asked, by name.
+  const label = (code: string) => purposeName(lang, code, names.get(code));
+  const groups = [...consents.data].sort(
+    (a, b) =>
+      Number(b.history.length > 0) - Number(a.history.length > 0) || label(a.purpose_code).localeCompare(label(b.purpose_code), lang),
+  );
   if (!groups.length) return <Empty>{t('patients.consents.none')}</Empty>;
   return (
     <div className="card pr-card">
@@ -47,7 +52,7 @@ export function ConsentsSection({ patientId, ctx }: SectionProps) {
         <tbody>
           {groups.flatMap((g) => {
             const history = g.history as LedgerRow[];
-            const name = purposeName(lang, g.purpose_code, names.get(g.purpose_code));
+            const name = label(g.purpose_code);
             if (!history.length)
               return [
                 <tr key={g.purpose_code}>

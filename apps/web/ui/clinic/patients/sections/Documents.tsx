@@ -44,7 +44,8 @@ export function DocumentsSection({ patientId, can }: SectionProps) {
     setError(null);
     try {
       const link = (await api.getDocumentDownload({ params: { id: d.id } })).data.data;
-      window.open(link.url, '_blank', 'noopener');
+      // An attachment: the browser saves it and the record stays on screen.
+      window.location.assign(link.url);
     } catch (err) {
       setError(err);
     }
