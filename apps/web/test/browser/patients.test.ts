@@ -86,6 +86,25 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
         },
       } as never,
     });
+    // A clinic field on patient records, and an unsigned form for Ioana to fill and sign at the desk.
+    await staff.createCustomField({
+      body: {
+        entity_type: 'patient',
+        key: 'referred_by',
+        label: 'Referred by',
+        field_type: 'select',
+        options: ['GP', 'Website', 'A friend'],
+      },
+    });
+    const pain = (
+      await staff.createCustomField({
+        body: { entity_type: 'form', key: 'pain_today', label: 'Pain today (0 to 10)', field_type: 'number' },
+      })
+    ).data.data as { id: string };
+    const template = (
+      await staff.createFormTemplate({ body: { name: 'Back pain check', fields: [{ custom_field_id: pain.id, required: true }] } })
+    ).data.data as { id: string };
+    await staff.createForm({ body: { form_template_id: template.id, patient_id: ioana.id } });
     // A member whose custom role reads patients and appointments, and nothing else of the record.
     await staff.createRole({
       params: { id: clinic.id },
@@ -181,15 +200,18 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
     // Edit the profile: the server's answer is what the record then shows.
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('City').fill('Cluj-Napoca');
+    await page.getByLabel('Referred by').selectOption('GP');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('The profile was saved.').waitFor();
     await page.getByRole('tabpanel').getByText('Cluj-Napoca').waitFor();
+    const referred = page.getByRole('tabpanel').locator('dt', { hasText: 'Referred by' }).locator('xpath=following-sibling::dd');
+    assert.equal(await referred.textContent(), 'GP');
     // A refusal shows the server's message: a record number too long for the field.
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Clinic record number').fill('X'.repeat(80));
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('alert').waitFor();
-    assert.notEqual(await page.getByRole('alert').first().innerText(), 'Something went wrong. Please try again.');
+    assert.notEqual(await page.getByRole('alert').first().textContent(), 'Something went wrong. Please try again.');
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     // Tabs by keyboard: the arrow moves to the next section.
@@ -205,8 +227,20 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
     await page.getByRole('tabpanel').getByText('By the clinic').waitFor();
     await p.screenshot(page, 'clinic-patient-consents');
 
+    // The form: filled and signed by the desk; signing is final.
+    await page.getByRole('tab', { name: 'Forms' }).click();
+    await page.getByRole('button', { name: 'Fill in Back pain check' }).click();
+    await page.getByLabel(/Pain today/).fill('4');
+    await page.getByRole('button', { name: 'Sign Back pain check' }).click();
+    await page.getByRole('tabpanel').getByText('Signed', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Fill in Back pain check' }).count(), 0);
+    await p.screenshot(page, 'clinic-patient-forms');
+
     await page.getByRole('tab', { name: 'Caregivers' }).click();
     await page.getByRole('tabpanel').getByText(`mother.${stamp}@example.com`).first().waitFor();
+
+    await page.getByRole('tab', { name: 'Treatment plans' }).click();
+    await page.getByRole('tabpanel').getByText('Not enrolled in a treatment plan.').waitFor();
 
     await page.getByRole('tab', { name: 'Documents' }).click();
     await page.getByRole('button', { name: 'New document' }).click();

@@ -100,7 +100,7 @@ export const patientsEn = {
   'patients.docs.none': 'No documents for these visits yet.',
   'patients.docs.noVisits': 'Documents are issued for visits; this patient has none yet.',
   'patients.docs.new': 'New document',
-  'patients.docs.created': 'The document is being prepared; it appears below.',
+  'patients.docs.created': 'The document was created; it is in the list below.',
   'patients.docs.visit': 'Visit',
   'patients.docs.template': 'Template',
   'patients.docs.docTitle': 'Title (optional)',

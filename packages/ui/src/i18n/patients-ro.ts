@@ -103,7 +103,7 @@ export const patientsRo: Record<keyof typeof patientsEn, string> = {
   'patients.docs.none': 'Niciun document pentru aceste vizite încă.',
   'patients.docs.noVisits': 'Documentele se emit pentru vizite; acest pacient nu are încă niciuna.',
   'patients.docs.new': 'Document nou',
-  'patients.docs.created': 'Documentul se pregătește; apare mai jos.',
+  'patients.docs.created': 'Documentul a fost creat; îl găsiți în lista de mai jos.',
   'patients.docs.visit': 'Vizita',
   'patients.docs.template': 'Șablon',
   'patients.docs.docTitle': 'Titlu (opțional)',

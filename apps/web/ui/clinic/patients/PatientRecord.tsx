@@ -83,7 +83,9 @@ export function PatientRecord(props: ScreenProps) {
   if (patient.isPending) return <Spinner />;
   const back = (
     <p className="pr-back">
-      <Link to="/clinic/patients">← {t('patients.record.back')}</Link>
+      <Link to="/clinic/patients" className="pr-back-link">
+        ← {t('patients.record.back')}
+      </Link>
     </p>
   );
   if (patient.isError)

@@ -123,6 +123,7 @@ function StaffFill({ id, patientId, canFill, canSign }: { id: string; patientId:
         {canSign && (
           <button type="button" className="button" disabled={sign.isPending} onClick={() => sign.mutate()}>
             {t('patients.forms.sign')}
+            <span className="visually-hidden"> {form.data.title}</span>
           </button>
         )}
       </div>

@@ -1,4 +1,4 @@
-import { api, type FieldSpec, FieldInput, formatDay, isApiError, Notice, Spinner, useI18n } from '@clinic/ui';
+import { api, type FieldSpec, FieldInput, formatDay, isApiError, localeOf, Notice, Spinner, useI18n } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { type SectionProps, ServerError } from '../parts.tsx';
@@ -39,6 +39,20 @@ function shown(v: unknown, lang: 'en' | 'ro', t: (k: 'patients.yes' | 'patients.
     return `${d.day} ${d.month} ${v.slice(0, 4)}`;
   }
   return String(v);
+}
+
+/** A language tag or a country code as its name in the page's language ("ro" -> "Romanian"), else null. */
+function named(k: FieldKey, v: unknown, lang: 'en' | 'ro'): string | null {
+  if (typeof v !== 'string' || !v || (k !== 'preferred_language' && k !== 'country')) return null;
+  try {
+    return (
+      new Intl.DisplayNames([localeOf(lang)], { type: k === 'country' ? 'region' : 'language' }).of(
+        k === 'country' ? v.toUpperCase() : v,
+      ) ?? v
+    );
+  } catch {
+    return v;
+  }
 }
 
 /** Profile and custom fields: read for everyone who opens the record, edited with patients.update_org (PUT, the whole profile). */
@@ -177,7 +191,7 @@ export function ProfileSection({ patientId, can }: SectionProps) {
           {FIELDS.filter((k) => k !== 'first_name' && k !== 'last_name').map((k) => (
             <div key={k}>
               <dt>{label(k)}</dt>
-              <dd>{k === 'sex' && p.sex ? t(`patients.sex.${p.sex}`) : shown(p[k], lang, t)}</dd>
+              <dd>{k === 'sex' && p.sex ? t(`patients.sex.${p.sex}`) : (named(k, p[k], lang) ?? shown(p[k], lang, t))}</dd>
             </div>
           ))}
           <div>
