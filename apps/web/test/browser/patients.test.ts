@@ -25,12 +25,13 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
   const deskEmail = () => `desk+${clinic.slug}@example.com`;
   const limitedEmail = `front.${stamp}@example.com`;
   let ioana: { id: string };
+  let staff: ReturnType<typeof createClient>;
 
   before(async () => {
     p = await startPlatform();
     clinic = await createDevClinic(p.urls.core, { slug: `pat${stamp}`, env: { DATA_DIR: p.dataDir, NODE_ENV: 'development' } });
     base = p.clinicUrl(clinic.slug);
-    const staff = createClient({ baseUrl: p.urls.core, token: clinic.adminToken, organizationId: clinic.id });
+    staff = createClient({ baseUrl: p.urls.core, token: clinic.adminToken, organizationId: clinic.id });
     // The patient the tests look for, with a visit, a consent and a caregiver on her record.
     ioana = (
       await staff.createPatient({
@@ -155,6 +156,24 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
     const last = grid(page).locator(`tr[aria-rowindex="${FILLER + 2}"]`);
     await last.getByRole('link').waitFor();
     assert.equal(await last.getAttribute('aria-selected'), 'true');
+    // The second half is read in the reversed sort from the end: the same rows, in the same places, as the
+    // sort's own pages (the server's order is total: the id breaks ties, reversed with the sort).
+    const forward = (await staff.listPatients({ query: { sort: 'last_name', limit: '500' } })).data.data;
+    const nameAt = async (i: number) =>
+      (
+        await grid(page)
+          .locator(`tr[aria-rowindex="${i + 2}"] a`)
+          .textContent()
+      )?.trim();
+    const name = (x: { first_name: string | null; last_name: string | null }) => `${x.first_name} ${x.last_name}`;
+    assert.equal(await nameAt(FILLER), name(forward[FILLER]!));
+    const half = Math.ceil((FILLER + 1) / 2);
+    for (let i = FILLER; i > half - 1; i--) await page.keyboard.press('ArrowUp');
+    await grid(page)
+      .locator(`tr[aria-rowindex="${half + 1}"] a`)
+      .waitFor();
+    assert.equal(await nameAt(half - 1), name(forward[half - 1]!), 'the last row of the first half');
+    assert.equal(await nameAt(half), name(forward[half]!), 'the first row of the second half');
     await page.keyboard.press('Home');
     await grid(page).locator('tr[aria-rowindex="2"][aria-selected="true"]').waitFor();
 
@@ -232,6 +251,7 @@ describe('browser: the clinic app, patients', { skip: skipWithoutChromium(), con
     await page.getByRole('button', { name: 'Fill in Back pain check' }).click();
     await page.getByLabel(/Pain today/).fill('4');
     await page.getByRole('button', { name: 'Sign Back pain check' }).click();
+    await page.getByText('“Back pain check” is signed. A signed form is final.').waitFor();
     await page.getByRole('tabpanel').getByText('Signed', { exact: true }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Fill in Back pain check' }).count(), 0);
     await p.screenshot(page, 'clinic-patient-forms');

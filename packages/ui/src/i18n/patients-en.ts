@@ -91,6 +91,7 @@ export const patientsEn = {
   'patients.appts.latest': 'The latest {n} of {total} appointments.',
   'patients.forms.none': 'No forms for this patient.',
   'patients.forms.open': 'Fill in',
+  'patients.forms.signed': '“{title}” is signed. A signed form is final.',
   'patients.forms.sign': 'Sign',
   'patients.forms.created': 'Created {time}',
   'patients.forms.signedAt': 'signed {time}',

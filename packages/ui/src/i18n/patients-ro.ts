@@ -94,6 +94,7 @@ export const patientsRo: Record<keyof typeof patientsEn, string> = {
   'patients.appts.latest': 'Ultimele {n} din {total} programări.',
   'patients.forms.none': 'Niciun formular pentru acest pacient.',
   'patients.forms.open': 'Completează',
+  'patients.forms.signed': '„{title}” este semnat. Un formular semnat este definitiv.',
   'patients.forms.sign': 'Semnează',
   'patients.forms.created': 'Creat {time}',
   'patients.forms.signedAt': 'semnat {time}',

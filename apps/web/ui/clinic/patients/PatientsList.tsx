@@ -1,11 +1,11 @@
 import { api, formatDay, Link, navigate, useI18n, useLocation, useVirtualWindow } from '@clinic/ui';
 import { keepPreviousData, useQueries } from '@tanstack/react-query';
-import { type KeyboardEvent, type MouseEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { type KeyboardEvent, type MouseEvent, useEffect, useId, useRef, useState } from 'react';
 import type { ScreenProps } from '../screen-props.ts';
 import { fullName, ServerError } from './parts.tsx';
 import './patients.css';
 
-/** Rows per request: the server's pages (spec 4.1, offset pages); a screen holds about 20, so one page covers five. */
+/** Rows per request: the server's pages (spec 4.1, offset pages); a screen holds about 15, so one page covers several. */
 const PAGE = 100;
 const ROW_H = 52;
 const HEAD_H = 44;
@@ -46,7 +46,8 @@ function useFilters() {
 
 /**
  * The patients list: the server's pages fetched as the window scrolls over them (only the pages in view,
- * one page either side), rows windowed, the exact total from the first page's `pagination.total`.
+ * one page either side; the second half from the end in the reversed sort), rows windowed, the exact total
+ * from the first page's `pagination.total`.
  * Keyboard: the grid is one tab stop; arrows, Page Up/Down, Home/End move the active row, Enter opens it.
  */
 export function PatientsList(_props: ScreenProps) {
@@ -67,26 +68,36 @@ export function PatientsList(_props: ScreenProps) {
   const [total, setTotal] = useState<number | null>(null);
   const count = total ?? 0;
   const win = useVirtualWindow({ scrollRef, count, rowHeight: ROW_H, headerHeight: HEAD_H });
-  const firstPage = Math.floor(win.start / PAGE) + 1;
-  const lastPage = Math.max(firstPage, Math.floor(Math.max(0, win.end - 1) / PAGE) + 1);
-  const pages = useMemo(() => {
-    const out = [1];
-    for (let p = Math.max(1, firstPage - 1); p <= lastPage + 1; p++) if (p !== 1 && (p - 1) * PAGE < Math.max(count, PAGE)) out.push(p);
-    return out;
-  }, [firstPage, lastPage, count]);
+  // Where row i lives: rows of the first half in the sort's pages, rows of the second half in the pages of the
+  // reversed sort counted from the end, so no read skips more than half the list (End costs what page 1 costs).
+  const locate = (i: number): { key: string; rev: boolean; page: number; at: number } => {
+    const rev = count > 0 && i >= Math.ceil(count / 2);
+    const r = rev ? count - 1 - i : i;
+    const page = Math.floor(r / PAGE) + 1;
+    return { key: `${rev ? 'r' : 'f'}${page}`, rev, page, at: r % PAGE };
+  };
+  const from = Math.max(0, win.start - PAGE);
+  const to = Math.min(count, win.end + PAGE);
+  const wanted = new Map<string, { rev: boolean; page: number }>([['f1', { rev: false, page: 1 }]]);
+  for (let i = from; i < to; i++) {
+    const l = locate(i);
+    if (!wanted.has(l.key)) wanted.set(l.key, l);
+  }
+  const pages = [...wanted.entries()];
   const filterKey = [f.q, f.sort, f.from, f.to];
   const results = useQueries({
-    queries: pages.map((page) => ({
-      queryKey: ['patients', ...filterKey, page],
+    queries: pages.map(([key, { rev, page }]) => ({
+      queryKey: ['patients', ...filterKey, key],
       queryFn: async () => {
-        const query: Record<string, string> = { page: String(page), limit: String(PAGE), sort: f.sort };
+        const sort = rev ? (f.sort.startsWith('-') ? f.sort.slice(1) : `-${f.sort}`) : f.sort;
+        const query: Record<string, string> = { page: String(page), limit: String(PAGE), sort };
         if (f.q) query.q = f.q;
         if (f.from) query.created_at_after = f.from;
         if (f.to) query.created_at_before = f.to;
         return (await api.listPatients({ query })).data;
       },
       // A new search keeps the previous rows on screen until its first page arrives: no blank flash.
-      placeholderData: page === 1 ? keepPreviousData : undefined,
+      placeholderData: key === 'f1' ? keepPreviousData : undefined,
       staleTime: 30_000,
     })),
   });
@@ -95,12 +106,15 @@ export function PatientsList(_props: ScreenProps) {
   useEffect(() => {
     if (headTotal !== undefined) setTotal(headTotal);
   }, [headTotal]);
-  const rowsByPage = new Map<number, PatientRow[]>();
-  pages.forEach((p, i) => {
+  const rowsByPage = new Map<string, PatientRow[]>();
+  pages.forEach(([key], i) => {
     const d = results[i]?.data;
-    if (d) rowsByPage.set(p, d.data as PatientRow[]);
+    if (d) rowsByPage.set(key, d.data as PatientRow[]);
   });
-  const rowAt = (i: number): PatientRow | undefined => rowsByPage.get(Math.floor(i / PAGE) + 1)?.[i % PAGE];
+  const rowAt = (i: number): PatientRow | undefined => {
+    const l = locate(i);
+    return rowsByPage.get(l.key)?.[l.at];
+  };
 
   // Keyboard: the active row (aria-activedescendant) moves; the focus stays on the grid.
   const [active, setActive] = useState(0);

@@ -20,6 +20,7 @@ export function FormsSection({ patientId, can }: SectionProps) {
   const { t, lang } = useI18n();
   const zone = recordZone();
   const [open, setOpen] = useState<string | null>(null);
+  const [signed, setSigned] = useState<string | null>(null);
   const forms = useQuery({
     queryKey: ['patient-forms', patientId],
     queryFn: async () =>
@@ -32,6 +33,7 @@ export function FormsSection({ patientId, can }: SectionProps) {
   return (
     <div className="card pr-card">
       <h2>{t('patients.tab.forms')}</h2>
+      {signed && <Notice kind="success">{t('patients.forms.signed', { title: signed })}</Notice>}
       <ul className="list">
         {forms.data.map((f) => (
           <li key={f.id} className="list-item">
@@ -56,7 +58,18 @@ export function FormsSection({ patientId, can }: SectionProps) {
                 <span className="visually-hidden"> {f.title}</span>
               </button>
             )}
-            {open === f.id && <StaffFill id={f.id} patientId={patientId} canFill={can('forms.fill_org')} canSign={can('forms.sign')} />}
+            {open === f.id && (
+              <StaffFill
+                id={f.id}
+                patientId={patientId}
+                canFill={can('forms.fill_org')}
+                canSign={can('forms.sign')}
+                onSigned={() => {
+                  setOpen(null);
+                  setSigned(f.title);
+                }}
+              />
+            )}
           </li>
         ))}
       </ul>
@@ -64,7 +77,19 @@ export function FormsSection({ patientId, can }: SectionProps) {
   );
 }
 
-function StaffFill({ id, patientId, canFill, canSign }: { id: string; patientId: string; canFill: boolean; canSign: boolean }) {
+function StaffFill({
+  id,
+  patientId,
+  canFill,
+  canSign,
+  onSigned,
+}: {
+  id: string;
+  patientId: string;
+  canFill: boolean;
+  canSign: boolean;
+  onSigned: () => void;
+}) {
   const { t } = useI18n();
   const qc = useQueryClient();
   const form = useQuery({ queryKey: ['form', id], queryFn: async () => (await api.getForm({ params: { id } })).data.data });
@@ -85,7 +110,10 @@ function StaffFill({ id, patientId, canFill, canSign }: { id: string; patientId:
       if (values && canFill) await api.fillForm({ params: { id }, body: { values } });
       return (await api.signForm({ params: { id } })).data.data;
     },
-    onSuccess: refresh,
+    onSuccess: () => {
+      refresh();
+      onSigned();
+    },
   });
   if (form.isPending) return <Spinner />;
   if (form.isError) return <ServerError error={form.error} />;
