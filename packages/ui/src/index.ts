@@ -10,3 +10,5 @@ export * from './table.tsx';
 export * from './router.tsx';
 export * from './dialog.tsx';
 export * from './calendar-layout.ts';
+export * from './virtual.ts';
+export * from './chart.tsx';

@@ -62,11 +62,11 @@ describe('browser: the clinic app shell', { skip: skipWithoutChromium(), concurr
     assert.deepEqual(await seriousViolations(page), [], `axe in ${lang}`);
   }
 
-  it('a front-desk member signs in at /clinic for the first time: staff, not a patient, sees Calendar', async () => {
+  it('a front-desk member signs in at /clinic for the first time: staff, not a patient, sees Calendar and Patients', async () => {
     const page = await signIn(emails.desk);
     await page.getByRole('heading', { name: 'Calendar', level: 1 }).waitFor();
     assert.equal(new URL(page.url()).pathname, '/clinic/calendar');
-    assert.deepEqual(await navLinks(page), ['Calendar']);
+    assert.deepEqual(await navLinks(page), ['Calendar', 'Patients']);
     assert.equal(await page.getByRole('link', { name: 'Calendar' }).getAttribute('aria-current'), 'page');
     // The first request carried X-Organization-ID (the proxy sets it from the host): still no patient link.
     const me: any = await page.evaluate(async () => (await fetch('/v1/me')).json());
@@ -78,7 +78,7 @@ describe('browser: the clinic app shell', { skip: skipWithoutChromium(), concurr
     await p.screenshot(page, 'clinic-shell-reception');
     await axeIn(page, 'en');
     await axeIn(page, 'ro');
-    assert.deepEqual(await navLinks(page, 'Secțiunile clinicii'), ['Calendar']);
+    assert.deepEqual(await navLinks(page, 'Secțiunile clinicii'), ['Calendar', 'Pacienți']);
     await axeIn(page, 'en');
   });
 

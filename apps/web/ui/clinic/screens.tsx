@@ -2,6 +2,7 @@ import type { MessageKey } from '@clinic/ui';
 import type { ComponentType } from 'react';
 import type { Area, Gate } from './access.ts';
 import { CalendarScreen } from './calendar/CalendarScreen.tsx';
+import { patientScreens } from './patients/index.ts';
 import type { ScreenProps } from './screen-props.ts';
 
 /**
@@ -25,4 +26,5 @@ export const screens: readonly Screen[] = [
     anyOf: ['appointments.view_org', 'appointments.view_own'],
     component: CalendarScreen,
   },
+  ...patientScreens,
 ];

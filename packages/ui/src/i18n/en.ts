@@ -1,6 +1,7 @@
 import { consoleEn } from './console-en.ts';
 import { calendarEn } from './calendar-en.ts';
 import { clinicEn } from './clinic-en.ts';
+import { patientsEn } from './patients-en.ts';
 
 /** English messages. `{name}` placeholders are filled by t(key, { name }). Every key must exist in ro.ts too. */
 export const en = {
@@ -153,6 +154,7 @@ export const en = {
   'common.back': 'Back',
   ...clinicEn,
   ...calendarEn,
+  ...patientsEn,
 } as const;
 
 export type MessageKey = keyof typeof en;

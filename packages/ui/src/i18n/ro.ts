@@ -1,6 +1,7 @@
 import { consoleRo } from './console-ro.ts';
 import { calendarRo } from './calendar-ro.ts';
 import { clinicRo } from './clinic-ro.ts';
+import { patientsRo } from './patients-ro.ts';
 import type { MessageKey } from './en.ts';
 
 /** Romanian messages: every key of en.ts (the type and packages/ui/test/i18n.test.ts check it). */
@@ -154,4 +155,5 @@ export const ro: Record<MessageKey, string> = {
   'common.back': 'Înapoi',
   ...clinicRo,
   ...calendarRo,
+  ...patientsRo,
 };
