@@ -50,6 +50,14 @@ begin
   perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
   perform set_config('citus.enable_unsafe_triggers', 'on', true);
   execute format('alter database %I set citus.enable_unsafe_triggers = on', current_database());
+  -- The coordinator opens its connections to the workers as the current role, the request roles included
+  -- (SET ROLE): they must be allowed to log in there. Citus propagates ALTER ROLE to the workers. On a
+  -- production cluster the operator gives them a credential (pg_dist_authinfo or .pgpass; docs/scaling.md).
+  -- Roles belong to the cluster, not to this database: only the first database to distribute changes them.
+  for r in select rolname from pg_roles where rolname in ('app_rls', 'app_bypass', 'app_composer', 'app_telemetry') and not rolcanlogin
+           order by rolname loop
+    execute format('alter role %I login', r.rolname);
+  end loop;
 
   select array_agg(c.oid order by c.relname) into dist
   from pg_class c
