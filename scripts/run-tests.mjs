@@ -44,6 +44,7 @@ if (citus) {
     process.exit(1);
   }
   process.env.TEST_DATABASE_URL = process.env.CITUS_URL;
+  process.env.TEST_CITUS = '1';
 }
 const mode = citus ? 'services' : process.argv[2];
 if (mode !== 'embedded' && mode !== 'services') {
