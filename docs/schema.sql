@@ -410,11 +410,12 @@ create table public.break_glass_sessions (
   constraint break_glass_sessions_reason_ref_check CHECK (((length(reason_ref) >= 1) AND (length(reason_ref) <= 200))),
   constraint break_glass_sessions_reason_text_check CHECK (((length(reason_text) >= 1) AND (length(reason_text) <= 2000))),
   constraint break_glass_sessions_scope_check CHECK ((scope = ANY (ARRAY['patient_list'::text, 'patient_detail'::text, 'audit_full'::text, 'cross_org_lookup'::text, 'org_management'::text]))),
-  constraint break_glass_sessions_pkey PRIMARY KEY (id)
+  constraint break_glass_sessions_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.break_glass_sessions enable row level security;
 alter table public.break_glass_sessions force row level security;
 CREATE INDEX break_glass_sessions_lookup_idx ON public.break_glass_sessions USING btree (superadmin_user_id, organization_id, scope, expires_at DESC);
+CREATE INDEX break_glass_sessions_pkey_lookup ON public.break_glass_sessions USING btree (id);
 create policy break_glass_sessions_read on public.break_glass_sessions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('audit_log.view_org'::text) AS has_permission)));
 CREATE TRIGGER break_glass_sessions_append_only BEFORE DELETE OR UPDATE ON public.break_glass_sessions FOR EACH ROW EXECUTE FUNCTION app.break_glass_end_only();
 CREATE TRIGGER break_glass_sessions_no_truncate BEFORE TRUNCATE ON public.break_glass_sessions FOR EACH STATEMENT EXECUTE FUNCTION app.forbid_change();
@@ -468,7 +469,8 @@ create table public.calendars (
 );
 alter table public.calendars enable row level security;
 alter table public.calendars force row level security;
-CREATE UNIQUE INDEX calendars_feed_key ON public.calendars USING btree (feed_token_hash) WHERE (feed_token_hash IS NOT NULL);
+CREATE UNIQUE INDEX calendars_feed_key ON public.calendars USING btree (organization_id, feed_token_hash) WHERE (feed_token_hash IS NOT NULL);
+CREATE INDEX calendars_feed_key_lookup ON public.calendars USING btree (feed_token_hash) WHERE (feed_token_hash IS NOT NULL);
 CREATE UNIQUE INDEX calendars_specialist_key ON public.calendars USING btree (organization_id, specialist_id) WHERE (specialist_id IS NOT NULL);
 create policy calendars_read on public.calendars as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('appointments.view_org'::text) AS has_permission) OR ( SELECT app.has_permission('appointments.create'::text) AS has_permission) OR ( SELECT app.has_permission('appointments.view_own'::text) AS has_permission) OR ( SELECT app.has_permission('locations.manage'::text) AS has_permission) OR (( SELECT app.current_patient_id() AS current_patient_id) IS NOT NULL))));
 create policy calendars_write on public.calendars as permissive for all to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('locations.manage'::text) AS has_permission))) with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('locations.manage'::text) AS has_permission)));
@@ -606,13 +608,15 @@ create table public.custom_field_versions (
   published_by_principal_id uuid,
   constraint custom_field_versions_fields_snapshot_check CHECK ((jsonb_typeof(fields_snapshot) = 'object'::text)),
   constraint custom_field_versions_version_check CHECK ((version >= 1)),
-  constraint custom_field_versions_custom_field_id_fkey FOREIGN KEY (custom_field_id) REFERENCES custom_fields(id),
+  constraint custom_field_versions_custom_field_id_fkey FOREIGN KEY (organization_id, custom_field_id) REFERENCES custom_fields(organization_id, id),
   constraint custom_field_versions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id),
-  constraint custom_field_versions_pkey PRIMARY KEY (id),
-  constraint custom_field_versions_custom_field_id_version_key UNIQUE (custom_field_id, version)
+  constraint custom_field_versions_pkey PRIMARY KEY (organization_id, id),
+  constraint custom_field_versions_custom_field_id_version_key UNIQUE (organization_id, custom_field_id, version)
 );
 alter table public.custom_field_versions enable row level security;
 alter table public.custom_field_versions force row level security;
+CREATE INDEX custom_field_versions_custom_field_id_version_key_lookup ON public.custom_field_versions USING btree (custom_field_id, version);
+CREATE INDEX custom_field_versions_pkey_lookup ON public.custom_field_versions USING btree (id);
 create policy custom_field_versions_insert on public.custom_field_versions as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('custom_fields.manage'::text) AS has_permission)));
 create policy custom_field_versions_read on public.custom_field_versions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.is_staff_at_current_org() AS is_staff_at_current_org)));
 create policy custom_field_versions_read_patient on public.custom_field_versions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.current_patient_id() AS current_patient_id) IS NOT NULL)));
@@ -643,12 +647,13 @@ create table public.custom_fields (
   constraint custom_fields_system_key_check CHECK ((system_key ~ '^[a-z][a-z0-9_.]{0,62}$'::text)),
   constraint custom_fields_version_check CHECK ((version >= 1)),
   constraint custom_fields_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint custom_fields_pkey PRIMARY KEY (id)
+  constraint custom_fields_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.custom_fields enable row level security;
 alter table public.custom_fields force row level security;
 CREATE UNIQUE INDEX custom_fields_key ON public.custom_fields USING btree (organization_id, entity_type, key) WHERE (deleted_at IS NULL);
 CREATE INDEX custom_fields_org_idx ON public.custom_fields USING btree (organization_id, created_at DESC, id DESC);
+CREATE INDEX custom_fields_pkey_lookup ON public.custom_fields USING btree (id);
 CREATE UNIQUE INDEX custom_fields_system_key ON public.custom_fields USING btree (organization_id, entity_type, system_key) WHERE ((deleted_at IS NULL) AND (system_key IS NOT NULL));
 create policy custom_fields_insert on public.custom_fields as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('custom_fields.manage'::text) AS has_permission)));
 create policy custom_fields_read on public.custom_fields as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.is_staff_at_current_org() AS is_staff_at_current_org) AND ((deleted_at IS NULL) OR ( SELECT app.has_permission('data.view_deleted'::text) AS has_permission))));
@@ -849,13 +854,14 @@ create table public.exercise_sessions (
   constraint exercise_sessions_exercise_id_fkey FOREIGN KEY (exercise_id) REFERENCES exercises(id),
   constraint exercise_sessions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint exercise_sessions_patient_user_id_fkey FOREIGN KEY (patient_user_id) REFERENCES users(id) ON DELETE CASCADE,
-  constraint exercise_sessions_pkey PRIMARY KEY (id)
+  constraint exercise_sessions_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.exercise_sessions enable row level security;
 alter table public.exercise_sessions force row level security;
 CREATE INDEX exercise_sessions_open_idx ON public.exercise_sessions USING btree (started_at) WHERE (status = ANY (ARRAY['active'::text, 'ending'::text]));
 CREATE INDEX exercise_sessions_org_idx ON public.exercise_sessions USING btree (organization_id, started_at DESC);
 CREATE INDEX exercise_sessions_patient_idx ON public.exercise_sessions USING btree (patient_user_id, started_at DESC);
+CREATE INDEX exercise_sessions_pkey_lookup ON public.exercise_sessions USING btree (id);
 CREATE INDEX exercise_sessions_replay_idx ON public.exercise_sessions USING btree (ended_at) WHERE (replay_key IS NOT NULL);
 create policy exercise_sessions_insert on public.exercise_sessions as permissive for insert to app_rls with check (((patient_user_id = ( SELECT app.current_principal_id() AS current_principal_id)) AND (organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (EXISTS ( SELECT 1
    FROM patients p
@@ -916,14 +922,17 @@ create table public.form_field_snapshots (
   required boolean not null,
   constraint form_field_snapshots_position_check CHECK (("position" >= 0)),
   constraint form_field_snapshots_version_check CHECK ((version >= 1)),
-  constraint form_field_snapshots_form_id_fkey FOREIGN KEY (form_id) REFERENCES forms(id),
+  constraint form_field_snapshots_form_id_fkey FOREIGN KEY (organization_id, form_id) REFERENCES forms(organization_id, id),
   constraint form_field_snapshots_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id),
-  constraint form_field_snapshots_pkey PRIMARY KEY (id),
-  constraint form_field_snapshots_form_id_key_key UNIQUE (form_id, key),
-  constraint form_field_snapshots_form_id_position_key UNIQUE (form_id, "position")
+  constraint form_field_snapshots_pkey PRIMARY KEY (organization_id, id),
+  constraint form_field_snapshots_form_id_key_key UNIQUE (organization_id, form_id, key),
+  constraint form_field_snapshots_form_id_position_key UNIQUE (organization_id, form_id, "position")
 );
 alter table public.form_field_snapshots enable row level security;
 alter table public.form_field_snapshots force row level security;
+CREATE INDEX form_field_snapshots_form_id_key_key_lookup ON public.form_field_snapshots USING btree (form_id, key);
+CREATE INDEX form_field_snapshots_form_id_position_key_lookup ON public.form_field_snapshots USING btree (form_id, "position");
+CREATE INDEX form_field_snapshots_pkey_lookup ON public.form_field_snapshots USING btree (id);
 create policy form_field_snapshots_insert on public.form_field_snapshots as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('forms.create'::text) AS has_permission)));
 create policy form_field_snapshots_read on public.form_field_snapshots as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (EXISTS ( SELECT 1
    FROM forms f
@@ -946,14 +955,16 @@ create table public.form_files (
   constraint form_files_filename_check CHECK (((length(filename) >= 1) AND (length(filename) <= 255))),
   constraint form_files_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
   constraint form_files_size_bytes_check CHECK ((size_bytes >= 0)),
-  constraint form_files_form_id_fkey FOREIGN KEY (form_id) REFERENCES forms(id),
+  constraint form_files_form_id_fkey FOREIGN KEY (organization_id, form_id) REFERENCES forms(organization_id, id),
   constraint form_files_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id),
-  constraint form_files_pkey PRIMARY KEY (id),
-  constraint form_files_asset_key_key UNIQUE (asset_key)
+  constraint form_files_pkey PRIMARY KEY (organization_id, id),
+  constraint form_files_asset_key_key UNIQUE (organization_id, asset_key)
 );
 alter table public.form_files enable row level security;
 alter table public.form_files force row level security;
+CREATE INDEX form_files_asset_key_key_lookup ON public.form_files USING btree (asset_key);
 CREATE INDEX form_files_form_idx ON public.form_files USING btree (form_id, created_at);
+CREATE INDEX form_files_pkey_lookup ON public.form_files USING btree (id);
 create policy form_files_delete on public.form_files as permissive for delete to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (EXISTS ( SELECT 1
    FROM forms f
   WHERE ((f.id = form_files.form_id) AND (f.deleted_at IS NULL) AND (( SELECT app.has_permission('forms.fill_org'::text) AS has_permission) OR (f.patient_id = ( SELECT app.current_patient_id() AS current_patient_id))))
@@ -978,13 +989,15 @@ create table public.form_template_versions (
   published_by_principal_id uuid,
   constraint form_template_versions_snapshot_check CHECK ((jsonb_typeof(snapshot) = 'object'::text)),
   constraint form_template_versions_version_check CHECK ((version >= 1)),
-  constraint form_template_versions_form_template_id_fkey FOREIGN KEY (form_template_id) REFERENCES form_templates(id),
+  constraint form_template_versions_form_template_id_fkey FOREIGN KEY (organization_id, form_template_id) REFERENCES form_templates(organization_id, id),
   constraint form_template_versions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id),
-  constraint form_template_versions_pkey PRIMARY KEY (id),
-  constraint form_template_versions_form_template_id_version_key UNIQUE (form_template_id, version)
+  constraint form_template_versions_pkey PRIMARY KEY (organization_id, id),
+  constraint form_template_versions_form_template_id_version_key UNIQUE (organization_id, form_template_id, version)
 );
 alter table public.form_template_versions enable row level security;
 alter table public.form_template_versions force row level security;
+CREATE INDEX form_template_versions_form_template_id_version_key_lookup ON public.form_template_versions USING btree (form_template_id, version);
+CREATE INDEX form_template_versions_pkey_lookup ON public.form_template_versions USING btree (id);
 create policy form_template_versions_insert on public.form_template_versions as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('form_templates.manage'::text) AS has_permission)));
 create policy form_template_versions_read on public.form_template_versions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('form_templates.view'::text) AS has_permission) OR ( SELECT app.has_permission('form_templates.manage'::text) AS has_permission) OR ( SELECT app.has_permission('forms.create'::text) AS has_permission))));
 CREATE TRIGGER form_template_versions_append_only BEFORE DELETE OR UPDATE ON public.form_template_versions FOR EACH ROW EXECUTE FUNCTION app.forbid_change();
@@ -1007,11 +1020,12 @@ create table public.form_templates (
   constraint form_templates_name_check CHECK (((length(btrim(name)) >= 1) AND (length(btrim(name)) <= 200))),
   constraint form_templates_version_check CHECK ((version >= 1)),
   constraint form_templates_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint form_templates_pkey PRIMARY KEY (id)
+  constraint form_templates_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.form_templates enable row level security;
 alter table public.form_templates force row level security;
 CREATE INDEX form_templates_org_idx ON public.form_templates USING btree (organization_id, created_at DESC, id DESC);
+CREATE INDEX form_templates_pkey_lookup ON public.form_templates USING btree (id);
 create policy form_templates_insert on public.form_templates as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('form_templates.manage'::text) AS has_permission)));
 create policy form_templates_read on public.form_templates as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('form_templates.view'::text) AS has_permission) OR ( SELECT app.has_permission('form_templates.manage'::text) AS has_permission)) AND ((deleted_at IS NULL) OR ( SELECT app.has_permission('data.view_deleted'::text) AS has_permission))));
 create policy form_templates_update on public.form_templates as permissive for update to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('form_templates.manage'::text) AS has_permission))) with check ((organization_id = ( SELECT app.current_org_id() AS current_org_id)));
@@ -1037,15 +1051,16 @@ create table public.forms (
   constraint forms_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'signed'::text]))),
   constraint forms_template_version_check CHECK ((template_version >= 1)),
   constraint forms_values_check CHECK ((jsonb_typeof("values") = 'object'::text)),
-  constraint forms_form_template_id_fkey FOREIGN KEY (form_template_id) REFERENCES form_templates(id),
+  constraint forms_form_template_id_fkey FOREIGN KEY (organization_id, form_template_id) REFERENCES form_templates(organization_id, id),
   constraint forms_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id),
-  constraint forms_patient_id_fkey FOREIGN KEY (patient_id) REFERENCES patients(id),
-  constraint forms_pkey PRIMARY KEY (id)
+  constraint forms_patient_id_fkey FOREIGN KEY (organization_id, patient_id) REFERENCES patients(organization_id, id),
+  constraint forms_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.forms enable row level security;
 alter table public.forms force row level security;
 CREATE INDEX forms_org_created_idx ON public.forms USING btree (organization_id, created_at DESC, id DESC);
 CREATE INDEX forms_patient_idx ON public.forms USING btree (patient_id, created_at DESC);
+CREATE INDEX forms_pkey_lookup ON public.forms USING btree (id);
 create policy forms_insert on public.forms as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('forms.create'::text) AS has_permission) AND (created_by_principal_id = ( SELECT app.current_principal_id() AS current_principal_id)) AND (status = 'pending'::text)));
 create policy forms_read on public.forms as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ((deleted_at IS NULL) OR ( SELECT app.has_permission('data.view_deleted'::text) AS has_permission)) AND (( SELECT app.has_permission('forms.view_org'::text) AS has_permission) OR (patient_id = ( SELECT app.current_patient_id() AS current_patient_id)))));
 create policy forms_update on public.forms as permissive for update to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('forms.fill_org'::text) AS has_permission) OR ( SELECT app.has_permission('forms.sign'::text) AS has_permission) OR ( SELECT app.has_permission('forms.delete_unsigned'::text) AS has_permission) OR (patient_id = ( SELECT app.current_patient_id() AS current_patient_id))))) with check ((organization_id = ( SELECT app.current_org_id() AS current_org_id)));
@@ -1123,11 +1138,12 @@ create table public.impersonation_sessions (
   constraint impersonation_sessions_organization_id_patient_id_fkey FOREIGN KEY (organization_id, patient_id) REFERENCES patients(organization_id, id) ON DELETE CASCADE,
   constraint impersonation_sessions_staff_user_id_fkey FOREIGN KEY (staff_user_id) REFERENCES users(id) ON DELETE CASCADE,
   constraint impersonation_sessions_pkey PRIMARY KEY (organization_id, id),
-  constraint impersonation_sessions_token_hash_key UNIQUE (token_hash)
+  constraint impersonation_sessions_token_hash_key UNIQUE (organization_id, token_hash)
 );
 alter table public.impersonation_sessions enable row level security;
 alter table public.impersonation_sessions force row level security;
 CREATE INDEX impersonation_sessions_staff_idx ON public.impersonation_sessions USING btree (organization_id, staff_user_id, started_at DESC);
+CREATE INDEX impersonation_sessions_token_hash_key_lookup ON public.impersonation_sessions USING btree (token_hash);
 create policy impersonation_sessions_end on public.impersonation_sessions as permissive for update to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (staff_user_id = ( SELECT app.current_principal_id() AS current_principal_id)))) with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (staff_user_id = ( SELECT app.current_principal_id() AS current_principal_id))));
 create policy impersonation_sessions_insert on public.impersonation_sessions as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('patients.impersonate'::text) AS has_permission) AND (staff_user_id = ( SELECT app.current_principal_id() AS current_principal_id))));
 create policy impersonation_sessions_read on public.impersonation_sessions as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ((staff_user_id = ( SELECT app.current_principal_id() AS current_principal_id)) OR ( SELECT app.has_permission('audit_log.view_org'::text) AS has_permission))));
@@ -1184,12 +1200,13 @@ create table public.locations (
   constraint locations_region_check CHECK ((length(region) <= 100)),
   constraint locations_timezone_check CHECK (((length(timezone) >= 1) AND (length(timezone) <= 64))),
   constraint locations_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint locations_pkey PRIMARY KEY (id)
+  constraint locations_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.locations enable row level security;
 alter table public.locations force row level security;
 CREATE INDEX locations_org_created_idx ON public.locations USING btree (organization_id, created_at DESC, id DESC);
 CREATE UNIQUE INDEX locations_org_name_key ON public.locations USING btree (organization_id, lower(name));
+CREATE INDEX locations_pkey_lookup ON public.locations USING btree (id);
 create policy locations_delete on public.locations as permissive for delete to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('locations.manage'::text) AS has_permission)));
 create policy locations_insert on public.locations as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('locations.manage'::text) AS has_permission)));
 create policy locations_read on public.locations as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.is_staff_at_current_org() AS is_staff_at_current_org)));
@@ -1260,7 +1277,7 @@ create table public.memberships (
   constraint memberships_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint memberships_role_id_organization_id_fkey FOREIGN KEY (role_id, organization_id) REFERENCES roles(id, organization_id),
   constraint memberships_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE,
-  constraint memberships_pkey PRIMARY KEY (user_id, organization_id)
+  constraint memberships_pkey PRIMARY KEY (organization_id, user_id)
 );
 alter table public.memberships enable row level security;
 alter table public.memberships force row level security;
@@ -1549,7 +1566,7 @@ create table public.patients (
   constraint patients_sex_check CHECK ((sex = ANY (ARRAY['female'::text, 'male'::text, 'other'::text, 'unknown'::text]))),
   constraint patients_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint patients_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE,
-  constraint patients_pkey PRIMARY KEY (id),
+  constraint patients_pkey PRIMARY KEY (organization_id, id),
   constraint patients_organization_id_user_id_key UNIQUE (organization_id, user_id)
 );
 alter table public.patients enable row level security;
@@ -1560,6 +1577,7 @@ CREATE INDEX patients_org_live_first_name_idx ON public.patients USING btree (or
 CREATE INDEX patients_org_live_id_idx ON public.patients USING btree (organization_id, id) INCLUDE (user_id, deleted_at) WHERE (deleted_at IS NULL);
 CREATE INDEX patients_org_live_last_name_idx ON public.patients USING btree (organization_id, lower(last_name), id) WHERE (deleted_at IS NULL);
 CREATE INDEX patients_org_live_search_idx ON public.patients USING gin (organization_id, search_text gin_trgm_ops) WHERE (deleted_at IS NULL);
+CREATE INDEX patients_pkey_lookup ON public.patients USING btree (id);
 CREATE INDEX patients_user_idx ON public.patients USING btree (user_id);
 create policy patients_insert on public.patients as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('patients.onboard'::text) AS has_permission)));
 create policy patients_read_org on public.patients as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('patients.view_org'::text) AS has_permission) OR ( SELECT app.has_permission('patients.view'::text) AS has_permission)) AND ((deleted_at IS NULL) OR ( SELECT app.has_permission('data.view_deleted'::text) AS has_permission))));
@@ -1690,7 +1708,7 @@ create table public.plan_sessions (
   constraint plan_sessions_status_check CHECK ((status = ANY (ARRAY['started'::text, 'completed'::text, 'skipped'::text]))),
   constraint plan_sessions_udi_di_check CHECK ((length(udi_di) <= 100)),
   constraint plan_sessions_exercise_id_fkey FOREIGN KEY (exercise_id) REFERENCES exercises(id),
-  constraint plan_sessions_exercise_session_id_fkey FOREIGN KEY (exercise_session_id) REFERENCES exercise_sessions(id) ON DELETE SET NULL,
+  constraint plan_sessions_exercise_session_id_fkey FOREIGN KEY (organization_id, exercise_session_id) REFERENCES exercise_sessions(organization_id, id) ON DELETE SET NULL (exercise_session_id),
   constraint plan_sessions_organization_id_enrollment_id_fkey FOREIGN KEY (organization_id, enrollment_id) REFERENCES treatment_enrollments(organization_id, id) ON DELETE CASCADE,
   constraint plan_sessions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
   constraint plan_sessions_organization_id_patient_id_fkey FOREIGN KEY (organization_id, patient_id) REFERENCES patients(organization_id, id) ON DELETE CASCADE,
@@ -1770,10 +1788,11 @@ create table public.pose_batches (
   received_at timestamp with time zone not null default now(),
   constraint pose_batches_frame_count_check CHECK (((frame_count >= 1) AND (frame_count <= 1000))),
   constraint pose_batches_seq_check CHECK ((seq >= 0)),
-  constraint pose_batches_pkey PRIMARY KEY (session_id, seq)
+  constraint pose_batches_pkey PRIMARY KEY (organization_id, session_id, seq)
 );
 alter table public.pose_batches enable row level security;
 alter table public.pose_batches force row level security;
+CREATE INDEX pose_batches_pkey_lookup ON public.pose_batches USING btree (session_id, seq);
 create policy pose_batches_bypass on public.pose_batches as permissive for select to app_bypass using (true);
 
 create table public.pose_rep_metrics (
@@ -1788,11 +1807,12 @@ create table public.pose_rep_metrics (
   tempo_s numeric not null,
   score integer not null,
   constraint pose_rep_metrics_score_check CHECK (((score >= 0) AND (score <= 100))),
-  constraint pose_rep_metrics_session_id_fkey FOREIGN KEY (session_id) REFERENCES exercise_sessions(id) ON DELETE CASCADE,
-  constraint pose_rep_metrics_pkey PRIMARY KEY (session_id, rep_index)
+  constraint pose_rep_metrics_session_id_fkey FOREIGN KEY (organization_id, session_id) REFERENCES exercise_sessions(organization_id, id) ON DELETE CASCADE,
+  constraint pose_rep_metrics_pkey PRIMARY KEY (organization_id, session_id, rep_index)
 );
 alter table public.pose_rep_metrics enable row level security;
 alter table public.pose_rep_metrics force row level security;
+CREATE INDEX pose_rep_metrics_pkey_lookup ON public.pose_rep_metrics USING btree (session_id, rep_index);
 create policy pose_rep_metrics_read on public.pose_rep_metrics as permissive for select to app_rls using (((patient_user_id = ( SELECT app.current_principal_id() AS current_principal_id)) OR ((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('telemetry.view_org'::text) AS has_permission))));
 
 create table public.pose_session_metrics (
@@ -1811,12 +1831,13 @@ create table public.pose_session_metrics (
   ended_at timestamp with time zone not null,
   created_at timestamp with time zone not null default now(),
   constraint pose_session_metrics_form_score_check CHECK (((form_score >= 0) AND (form_score <= 100))),
-  constraint pose_session_metrics_session_id_fkey FOREIGN KEY (session_id) REFERENCES exercise_sessions(id) ON DELETE CASCADE,
-  constraint pose_session_metrics_pkey PRIMARY KEY (session_id)
+  constraint pose_session_metrics_session_id_fkey FOREIGN KEY (organization_id, session_id) REFERENCES exercise_sessions(organization_id, id) ON DELETE CASCADE,
+  constraint pose_session_metrics_pkey PRIMARY KEY (organization_id, session_id)
 );
 alter table public.pose_session_metrics enable row level security;
 alter table public.pose_session_metrics force row level security;
 CREATE INDEX pose_session_metrics_age_idx ON public.pose_session_metrics USING btree (ended_at);
+CREATE INDEX pose_session_metrics_pkey_lookup ON public.pose_session_metrics USING btree (session_id);
 create policy pose_session_metrics_read on public.pose_session_metrics as permissive for select to app_rls using (((patient_user_id = ( SELECT app.current_principal_id() AS current_principal_id)) OR ((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('telemetry.view_org'::text) AS has_permission))));
 create policy pose_session_metrics_read_caregiver on public.pose_session_metrics as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (patient_user_id = ( SELECT app.current_patient_user_id() AS current_patient_user_id))));
 
@@ -2152,13 +2173,14 @@ create table public.specialists (
   constraint specialists_registration_number_check CHECK (((length(btrim(registration_number)) >= 1) AND (length(btrim(registration_number)) <= 64))),
   constraint specialists_title_check CHECK ((length(title) <= 200)),
   constraint specialists_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint specialists_user_id_organization_id_fkey FOREIGN KEY (user_id, organization_id) REFERENCES memberships(user_id, organization_id) ON DELETE CASCADE,
-  constraint specialists_pkey PRIMARY KEY (id)
+  constraint specialists_user_id_organization_id_fkey FOREIGN KEY (organization_id, user_id) REFERENCES memberships(organization_id, user_id) ON DELETE CASCADE,
+  constraint specialists_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.specialists enable row level security;
 alter table public.specialists force row level security;
 CREATE UNIQUE INDEX specialists_member_key ON public.specialists USING btree (organization_id, user_id);
 CREATE INDEX specialists_org_created_idx ON public.specialists USING btree (organization_id, created_at DESC, id DESC);
+CREATE INDEX specialists_pkey_lookup ON public.specialists USING btree (id);
 create policy specialists_insert on public.specialists as permissive for insert to app_rls with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('specialists.create'::text) AS has_permission)));
 create policy specialists_read on public.specialists as permissive for select to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ((deleted_at IS NULL) OR ( SELECT app.has_permission('data.view_deleted'::text) AS has_permission)) AND (( SELECT app.has_permission('specialists.view'::text) AS has_permission) OR (user_id = ( SELECT app.current_principal_id() AS current_principal_id)) OR ((deleted_at IS NULL) AND (( SELECT app.current_patient_id() AS current_patient_id) IS NOT NULL)))));
 create policy specialists_update on public.specialists as permissive for update to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND (( SELECT app.has_permission('specialists.update_org'::text) AS has_permission) OR ( SELECT app.has_permission('specialists.delete'::text) AS has_permission) OR ((user_id = ( SELECT app.current_principal_id() AS current_principal_id)) AND ( SELECT app.has_permission('specialists.update_self'::text) AS has_permission))))) with check ((organization_id = ( SELECT app.current_org_id() AS current_org_id)));
@@ -2428,14 +2450,16 @@ create table public.webhook_deliveries (
   constraint webhook_deliveries_attempts_check CHECK ((attempts >= 0)),
   constraint webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text]))),
   constraint webhook_deliveries_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint webhook_deliveries_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE,
-  constraint webhook_deliveries_pkey PRIMARY KEY (id),
-  constraint webhook_deliveries_subscription_id_event_id_key UNIQUE (subscription_id, event_id)
+  constraint webhook_deliveries_subscription_id_fkey FOREIGN KEY (organization_id, subscription_id) REFERENCES webhook_subscriptions(organization_id, id) ON DELETE CASCADE,
+  constraint webhook_deliveries_pkey PRIMARY KEY (organization_id, id),
+  constraint webhook_deliveries_subscription_id_event_id_key UNIQUE (organization_id, subscription_id, event_id)
 );
 alter table public.webhook_deliveries enable row level security;
 alter table public.webhook_deliveries force row level security;
+CREATE INDEX webhook_deliveries_pkey_lookup ON public.webhook_deliveries USING btree (id);
 CREATE INDEX webhook_deliveries_resend_idx ON public.webhook_deliveries USING btree (resend_requested_at) WHERE (resend_requested_at IS NOT NULL);
 CREATE INDEX webhook_deliveries_sub_idx ON public.webhook_deliveries USING btree (subscription_id, created_at DESC);
+CREATE INDEX webhook_deliveries_subscription_id_event_id_key_lookup ON public.webhook_deliveries USING btree (subscription_id, event_id);
 create policy webhook_deliveries_all on public.webhook_deliveries as permissive for all to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission))) with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission)));
 CREATE TRIGGER webhook_deliveries_touch BEFORE UPDATE ON public.webhook_deliveries FOR EACH ROW EXECUTE FUNCTION app.touch_updated_at();
 
@@ -2455,14 +2479,16 @@ create table public.webhook_delivery_attempts (
   constraint webhook_delivery_attempts_attempt_check CHECK ((attempt >= 1)),
   constraint webhook_delivery_attempts_response_body_check CHECK ((length(response_body) <= 2048)),
   constraint webhook_delivery_attempts_trigger_check CHECK ((trigger = ANY (ARRAY['event'::text, 'test'::text, 'resend'::text]))),
-  constraint webhook_delivery_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
+  constraint webhook_delivery_attempts_delivery_id_fkey FOREIGN KEY (organization_id, delivery_id) REFERENCES webhook_deliveries(organization_id, id) ON DELETE CASCADE,
   constraint webhook_delivery_attempts_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint webhook_delivery_attempts_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES webhook_subscriptions(id) ON DELETE CASCADE,
-  constraint webhook_delivery_attempts_pkey PRIMARY KEY (id)
+  constraint webhook_delivery_attempts_subscription_id_fkey FOREIGN KEY (organization_id, subscription_id) REFERENCES webhook_subscriptions(organization_id, id) ON DELETE CASCADE,
+  constraint webhook_delivery_attempts_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.webhook_delivery_attempts enable row level security;
 alter table public.webhook_delivery_attempts force row level security;
-CREATE UNIQUE INDEX webhook_delivery_attempts_key ON public.webhook_delivery_attempts USING btree (delivery_id, attempt);
+CREATE UNIQUE INDEX webhook_delivery_attempts_key ON public.webhook_delivery_attempts USING btree (organization_id, delivery_id, attempt);
+CREATE INDEX webhook_delivery_attempts_key_lookup ON public.webhook_delivery_attempts USING btree (delivery_id, attempt);
+CREATE INDEX webhook_delivery_attempts_pkey_lookup ON public.webhook_delivery_attempts USING btree (id);
 CREATE INDEX webhook_delivery_attempts_sub_idx ON public.webhook_delivery_attempts USING btree (subscription_id, created_at DESC, id DESC);
 create policy webhook_delivery_attempts_all on public.webhook_delivery_attempts as permissive for all to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission))) with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission)));
 
@@ -2488,11 +2514,12 @@ create table public.webhook_subscriptions (
   constraint webhook_subscriptions_status_check CHECK ((status = ANY (ARRAY['active'::text, 'disabled'::text]))),
   constraint webhook_subscriptions_url_check CHECK (((url ~ '^https://'::text) AND (length(url) <= 2048))),
   constraint webhook_subscriptions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(id) ON DELETE CASCADE,
-  constraint webhook_subscriptions_pkey PRIMARY KEY (id)
+  constraint webhook_subscriptions_pkey PRIMARY KEY (organization_id, id)
 );
 alter table public.webhook_subscriptions enable row level security;
 alter table public.webhook_subscriptions force row level security;
 CREATE INDEX webhook_subscriptions_org_idx ON public.webhook_subscriptions USING btree (organization_id, created_at DESC);
+CREATE INDEX webhook_subscriptions_pkey_lookup ON public.webhook_subscriptions USING btree (id);
 create policy webhook_subscriptions_all on public.webhook_subscriptions as permissive for all to app_rls using (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission))) with check (((organization_id = ( SELECT app.current_org_id() AS current_org_id)) AND ( SELECT app.has_permission('webhooks.manage'::text) AS has_permission)));
 CREATE TRIGGER webhook_subscriptions_touch BEFORE UPDATE ON public.webhook_subscriptions FOR EACH ROW EXECUTE FUNCTION app.touch_updated_at();
 

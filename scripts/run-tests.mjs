@@ -13,9 +13,42 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const mode = process.argv[2];
+// `npm run test:citus`: the services suites against a Citus coordinator (docs/scaling.md). CITUS_URL names the
+// coordinator's maintenance database (postgres://postgres@127.0.0.1:9700/postgres for ../shared/citus/cluster.sh);
+// each test database is created on every node and distributed by the migrations.
+const citus = process.argv[2] === 'citus';
+if (citus) {
+  if (!process.env.CITUS_URL) {
+    console.error(
+      'test:citus needs CITUS_URL, the URL of a Citus coordinator (e.g. postgres://postgres@127.0.0.1:9700/postgres after `bash ../shared/citus/cluster.sh start`); no test ran.',
+    );
+    process.exit(1);
+  }
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: process.env.CITUS_URL });
+  const workers = await client
+    .connect()
+    .then(() =>
+      client.query(
+        "select count(*)::int as n from pg_extension e, pg_dist_node d where e.extname = 'citus' and d.groupid <> 0 and d.noderole = 'primary'",
+      ),
+    )
+    .then((r) => r.rows[0].n)
+    .catch((err) => {
+      console.error(`test:citus: ${process.env.CITUS_URL} is not a Citus coordinator with workers (${err.message}); no test ran.`);
+      process.exit(1);
+    })
+    .finally(() => client.end().catch(() => undefined));
+  if (!workers) {
+    console.error(`test:citus: ${process.env.CITUS_URL} has no Citus workers; no test ran.`);
+    process.exit(1);
+  }
+  process.env.TEST_DATABASE_URL = process.env.CITUS_URL;
+  process.env.TEST_CITUS = '1';
+}
+const mode = citus ? 'services' : process.argv[2];
 if (mode !== 'embedded' && mode !== 'services') {
-  console.error('usage: node scripts/run-tests.mjs embedded|services [files or folders...]');
+  console.error('usage: node scripts/run-tests.mjs embedded|services|citus [files or folders...]');
   process.exit(2);
 }
 

@@ -183,6 +183,11 @@ export function freshDatabase(): Promise<TestDatabase> {
   return createTestDatabase(ADMIN_URL, process.env.TEST_DB_TEMPLATE);
 }
 
+/** An empty database (no migration applied), PGlite or PostgreSQL like freshDatabase: for upgrade tests. */
+export function emptyDatabase(): Promise<TestDatabase> {
+  return createTestDatabase(ADMIN_URL, null);
+}
+
 export interface TestApp {
   app: FastifyInstance;
   rt: Runtime;

@@ -19,7 +19,12 @@ export async function migrate(db: Database, dir: string, log?: MigrationLog): Pr
   );
   const applied: string[] = [];
   await db.transaction(async (tx) => {
-    if (db.kind === 'postgres') await tx.query('select pg_advisory_xact_lock(7275001)');
+    if (db.kind === 'postgres') {
+      await tx.query('select pg_advisory_xact_lock(7275001)');
+      // The pool's statement budget is for requests: rewriting the keys of a large table (0180) or distributing
+      // it on Citus (0181) takes longer, once.
+      await tx.query('set local statement_timeout = 0');
+    }
     const done = new Set((await tx.query<{ name: string }>('select name from app_meta.schema_migrations')).rows.map((r) => r.name));
     for (const file of files) {
       if (done.has(file)) continue;

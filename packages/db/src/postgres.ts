@@ -1,6 +1,6 @@
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
-import { scopeStatement } from './scope.ts';
+import { scopeSetStatements, scopeStatement } from './scope.ts';
 import type { Database, QueryOptions, QueryResult, RequestScope, Transaction } from './types.ts';
 
 // int8 (counts, sums) as JS numbers, as PGlite returns them: both backends give the same shapes.
@@ -90,6 +90,20 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
     // An idle client died (server restart). The pool replaces it; requests see errors only if they hold it.
   });
   const direct = wrap(pool);
+  // A Citus coordinator needs the request scope as SET LOCAL statements (scopeSetStatements); plain PostgreSQL
+  // keeps the prepared set_config() statement. Asked once, at the first scoped transaction: by then start-up
+  // has run the migrations, and the extension is not added to a running platform's database.
+  let citus: Promise<boolean> | null = null;
+  const onCitus = (): Promise<boolean> => {
+    citus ??= pool
+      .query<{ citus: boolean }>("select exists (select 1 from pg_extension where extname = 'citus') as citus")
+      .then((r) => r.rows[0]?.citus === true)
+      .catch((err: unknown) => {
+        citus = null;
+        throw err;
+      });
+    return citus;
+  };
   // Cursors are refused in pipeline mode: streams get their own small pool, opened on first use.
   let streamPool: pg.Pool | null = null;
   const streamClient = () => {
@@ -136,7 +150,11 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
   return {
     kind: 'postgres',
     query: (text, params, opts) => direct.query(text, params, opts),
-    withScope: (scope: RequestScope, fn) => {
+    withScope: async (scope: RequestScope, fn) => {
+      if (await onCitus()) {
+        const text = scopeSetStatements(scope);
+        return inTransaction((c) => [c.query('begin'), c.query(text)], fn);
+      }
       const s = scopeStatement(scope);
       return inTransaction((c) => [c.query('begin'), c.query({ name: s.name, text: s.text, values: s.params })], fn);
     },
@@ -165,8 +183,11 @@ export async function openPostgres(opts: PostgresOptions): Promise<Database> {
       let done = false;
       try {
         await client.query('begin read only');
-        const s = scopeStatement(scope);
-        await client.query(s.text, s.params);
+        if (await onCitus()) await client.query(scopeSetStatements(scope));
+        else {
+          const s = scopeStatement(scope);
+          await client.query(s.text, s.params);
+        }
         const rows = client.query(new QueryStream(text, params as unknown[] | undefined, { batchSize: o.batchSize ?? 500 }));
         for await (const row of rows) yield row as R;
         await client.query('commit');

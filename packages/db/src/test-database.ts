@@ -31,6 +31,9 @@ export async function createTestTemplate(adminUrl: string | null, dir: string): 
     await writeFile(file, Buffer.from(await image.arrayBuffer()));
     return `pglite:${file}`;
   }
+  // A Citus database cannot be copied from a template (the cluster keeps connections to it open): each test
+  // database of `npm run test:citus` is made and migrated on its own (createTestDatabase).
+  if (await citusWorkers(adminUrl)) return 'citus:';
   const name = `clinic_template_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   await adminQuery(adminUrl, `create database ${name}`);
   const db = await openPostgres({ connectionString: databaseUrl(adminUrl, name), max: 1 });
@@ -78,6 +81,7 @@ export async function createTestDatabase(adminUrl: string | null, template?: Tes
     return { db, url: null, drop: () => db.close() };
   }
   const name = `clinic_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  if (template === 'citus:') return createCitusDatabase(adminUrl, name);
   const source = template?.startsWith('postgres:') ? ` template ${template.slice(9)}` : '';
   await adminQuery(adminUrl, `create database ${name}${source}`);
   const url = databaseUrl(adminUrl, name);
@@ -117,4 +121,73 @@ async function adminQuery(adminUrl: string, sql: string): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
   }
+}
+
+/**
+ * The maintenance URLs of the workers when `adminUrl` is a Citus coordinator (its maintenance database has
+ * the extension and workers in pg_dist_node), else null.
+ */
+async function citusWorkers(adminUrl: string): Promise<string[] | null> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const has = await admin.query<{ citus: boolean }>("select exists (select 1 from pg_extension where extname = 'citus') as citus");
+    if (!has.rows[0]?.citus) return null;
+    const nodes = await admin.query<{ host: string; port: number }>(
+      "select nodename as host, nodeport as port from pg_dist_node where groupid <> 0 and noderole = 'primary' and isactive order by nodeid",
+    );
+    if (nodes.rows.length === 0) return null;
+    return nodes.rows.map((n) => {
+      const url = new URL(adminUrl);
+      url.hostname = n.host;
+      url.port = String(n.port);
+      return url.toString();
+    });
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A migrated database on a Citus cluster: created on the coordinator and every worker with the extension
+ * in each, the workers added, then every migration (0181 distributes the schema). Four shards per table
+ * instead of 32 keep a test database's distribution short; placement and routing are the same.
+ */
+async function createCitusDatabase(adminUrl: string, name: string): Promise<TestDatabase> {
+  const workers = (await citusWorkers(adminUrl)) ?? [];
+  const nodes = [adminUrl, ...workers];
+  for (const node of nodes) {
+    await adminQuery(node, `create database ${name}`);
+    const db = new pg.Client({ connectionString: databaseUrl(node, name) });
+    await db.connect();
+    try {
+      await db.query('create extension citus');
+    } finally {
+      await db.end();
+    }
+  }
+  const coordinator = new URL(adminUrl);
+  const setup = new pg.Client({ connectionString: databaseUrl(adminUrl, name) });
+  await setup.connect();
+  try {
+    await setup.query('select citus_set_coordinator_host($1, $2)', [coordinator.hostname, Number(coordinator.port || 5432)]);
+    for (const worker of workers) {
+      const w = new URL(worker);
+      await setup.query('select citus_add_node($1, $2)', [w.hostname, Number(w.port || 5432)]);
+    }
+    await setup.query(`alter database ${name} set citus.shard_count = 4`);
+  } finally {
+    await setup.end();
+  }
+  const url = databaseUrl(adminUrl, name);
+  const db = await openPostgres({ connectionString: url, max: 10 });
+  await migrate(db, MIGRATIONS_DIR);
+  return {
+    db,
+    url,
+    drop: async () => {
+      await db.close();
+      for (const node of nodes) await adminQuery(node, `drop database if exists ${name} with (force)`);
+    },
+  };
 }

@@ -76,7 +76,7 @@ export async function writeSessionMetrics(tx: Queryable, d: EndedData): Promise<
   const ins = await tx.query(
     `insert into pose_session_metrics (session_id, organization_id, patient_user_id, exercise_id, status, rep_count, form_score, rom,
        algorithm_version, duration_s, frames, valid_frames, ended_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13) on conflict (session_id) do nothing`,
+     values ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13) on conflict (organization_id, session_id) do nothing`,
     [
       d.session_id,
       d.organization_id,

@@ -163,7 +163,7 @@ export async function insertInvitedUser(tx: Queryable, email: string): Promise<b
 export async function insertMembership(tx: Queryable, orgId: string, userId: string, roleId: string): Promise<boolean> {
   const { rowCount } = await tx.query(
     `insert into memberships (user_id, organization_id, role_id) values ($1, $2, $3)
-     on conflict (user_id, organization_id) do nothing`,
+     on conflict (organization_id, user_id) do nothing`,
     [userId, orgId, roleId],
   );
   return rowCount > 0;

@@ -195,7 +195,7 @@ export async function insertDeliveries(
        join webhook_subscriptions s on s.organization_id = e.organization_id and s.status = 'active'
          and (e.type = any (s.event_types) or '*' = any (s.event_types))
        order by e.id
-       on conflict (subscription_id, event_id) do nothing
+       on conflict (organization_id, subscription_id, event_id) do nothing
        returning id, subscription_id
      )
      select d.id, s.failing_since is not null as failing from d join webhook_subscriptions s on s.id = d.subscription_id`,
@@ -321,7 +321,7 @@ export async function recordAttempts(tx: Queryable, items: AttemptOutcome[]): Pr
      select a.org, a.sub, a.delivery, a.attempt, a.trigger, a.status_code, a.latency, a.error, left(a.body, 1024), a.next_at
      from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::int[], $7::int[], $8::text[], $9::text[], $10::timestamptz[])
        as a (org, sub, delivery, attempt, trigger, status_code, latency, error, body, next_at)
-     on conflict (delivery_id, attempt) do nothing`,
+     on conflict (organization_id, delivery_id, attempt) do nothing`,
     [
       col((o) => o.d.organization_id),
       col((o) => o.d.subscription_id),
