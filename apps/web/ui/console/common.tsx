@@ -32,3 +32,31 @@ export function StatusPill({ tone, children }: { tone: Tone; children: ReactNode
 }
 
 export { errorCode };
+
+/** The end of every console form: the server's refusal, then submit and cancel. */
+export function FormActions({
+  error,
+  pending,
+  submit,
+  onCancel,
+}: {
+  error: unknown;
+  pending: boolean;
+  submit: string;
+  onCancel: () => void;
+}) {
+  const { t } = useI18n();
+  return (
+    <>
+      <ServerError error={error} />
+      <div className="button-row">
+        <button type="submit" className="button" disabled={pending}>
+          {submit}
+        </button>
+        <button type="button" className="button button-secondary" onClick={onCancel}>
+          {t('console.cancel')}
+        </button>
+      </div>
+    </>
+  );
+}

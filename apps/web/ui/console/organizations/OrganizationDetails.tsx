@@ -1,6 +1,6 @@
 import { api, DataTable, formatDateTime, Spinner, useI18n } from '@clinic/ui';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState } from 'react';
+import { type ReactNode, useCallback, useState } from 'react';
 import { ElevationForm, elevationOf, SessionBar } from '../break-glass/Elevation.tsx';
 import { forgetSession, type OpenSession, recallSession } from '../break-glass/session-store.ts';
 import { PageHead, ServerError } from '../common.tsx';
@@ -106,6 +106,27 @@ function useGuarded<T>(orgId: string, scope: string, what: string, fetcher: () =
   return { query, session, onOpened, onExpired, elevation: elevationOf(query.error) };
 }
 
+/** What every guarded read shows: a spinner, the elevation form from the refusal, the server's error, or the data under the session bar. */
+function Guarded<T>({
+  guard: g,
+  orgName,
+  children,
+}: {
+  guard: ReturnType<typeof useGuarded<T>>;
+  orgName: string;
+  children: (data: T) => ReactNode;
+}) {
+  if (g.query.isPending) return <Spinner />;
+  if (g.elevation) return <ElevationForm {...g.elevation} orgName={orgName} onOpened={g.onOpened} />;
+  if (g.query.error) return <ServerError error={g.query.error} />;
+  return (
+    <>
+      {g.session && <SessionBar session={g.session} onExpired={g.onExpired} />}
+      {children(g.query.data)}
+    </>
+  );
+}
+
 function Patients({ orgId, orgName }: { orgId: string; orgName: string }) {
   const { t, lang } = useI18n();
   const [open, setOpen] = useState<{ id: string; email: string } | null>(null);
@@ -115,45 +136,45 @@ function Patients({ orgId, orgName }: { orgId: string; orgName: string }) {
     'patients',
     async () => (await api.consoleListPatients({ params: { org_id: orgId }, query: { limit: '100' } })).data,
   );
-  if (g.query.isPending) return <Spinner />;
-  if (g.elevation) return <ElevationForm {...g.elevation} orgName={orgName} onOpened={g.onOpened} />;
-  if (g.query.error) return <ServerError error={g.query.error} />;
   return (
     <>
-      {g.session && <SessionBar session={g.session} onExpired={g.onExpired} />}
-      <DataTable
-        caption={t('console.bg.patientsCaption', { n: g.query.data.pagination.total })}
-        rows={g.query.data.data}
-        rowKey={(p) => p.id}
-        empty={t('console.bg.noPatients')}
-        columns={[
-          {
-            key: 'email',
-            header: t('console.bg.email'),
-            cell: (p) => (
-              <button
-                type="button"
-                className="button-link"
-                aria-expanded={open?.id === p.id}
-                onClick={() => setOpen(open?.id === p.id ? null : p)}
-              >
-                {p.email}
-              </button>
-            ),
-          },
-          {
-            key: 'shared',
-            header: t('console.bg.profile'),
-            cell: (p) => (p.profile_shared ? t('console.bg.shared') : t('console.bg.notShared')),
-          },
-          {
-            key: 'state',
-            header: t('console.bg.state'),
-            cell: (p) => (p.deleted_at ? t('console.bg.deleted') : t('console.bg.activeRecord')),
-          },
-          { key: 'created', header: t('console.orgs.created'), cell: (p) => formatDateTime(p.created_at, zone, lang), align: 'end' },
-        ]}
-      />
+      <Guarded guard={g} orgName={orgName}>
+        {(data) => (
+          <DataTable
+            caption={t('console.bg.patientsCaption', { n: data.pagination.total })}
+            rows={data.data}
+            rowKey={(p) => p.id}
+            empty={t('console.bg.noPatients')}
+            columns={[
+              {
+                key: 'email',
+                header: t('console.bg.email'),
+                cell: (p) => (
+                  <button
+                    type="button"
+                    className="button-link"
+                    aria-expanded={open?.id === p.id}
+                    onClick={() => setOpen(open?.id === p.id ? null : p)}
+                  >
+                    {p.email}
+                  </button>
+                ),
+              },
+              {
+                key: 'shared',
+                header: t('console.bg.profile'),
+                cell: (p) => (p.profile_shared ? t('console.bg.shared') : t('console.bg.notShared')),
+              },
+              {
+                key: 'state',
+                header: t('console.bg.state'),
+                cell: (p) => (p.deleted_at ? t('console.bg.deleted') : t('console.bg.activeRecord')),
+              },
+              { key: 'created', header: t('console.orgs.created'), cell: (p) => formatDateTime(p.created_at, zone, lang), align: 'end' },
+            ]}
+          />
+        )}
+      </Guarded>
       {open && <PatientRecord key={open.id} orgId={orgId} orgName={orgName} patientId={open.id} />}
     </>
   );
@@ -171,35 +192,28 @@ function PatientRecord({ orgId, orgName, patientId }: { orgId: string; orgName: 
   return (
     <section className="patient-record" aria-labelledby="patient-record-title">
       <h2 id="patient-record-title">{t('console.bg.record')}</h2>
-      {g.query.isPending ? (
-        <Spinner />
-      ) : g.elevation ? (
-        <ElevationForm {...g.elevation} orgName={orgName} onOpened={g.onOpened} />
-      ) : g.query.error ? (
-        <ServerError error={g.query.error} />
-      ) : (
-        <>
-          {g.session && <SessionBar session={g.session} onExpired={g.onExpired} />}
+      <Guarded guard={g} orgName={orgName}>
+        {(data) => (
           <dl className="facts card">
             <div className="wide">
               <dt>{t('console.bg.email')}</dt>
-              <dd>{g.query.data.email}</dd>
+              <dd>{data.email}</dd>
             </div>
             <div>
               <dt>{t('console.orgs.language')}</dt>
-              <dd>{g.query.data.preferred_language ?? '—'}</dd>
+              <dd>{data.preferred_language ?? '—'}</dd>
             </div>
             <div>
               <dt>{t('console.bg.lastActivity')}</dt>
-              <dd>{g.query.data.last_activity ? formatDateTime(g.query.data.last_activity, zone, lang) : '—'}</dd>
+              <dd>{data.last_activity ? formatDateTime(data.last_activity, zone, lang) : '—'}</dd>
             </div>
             <div>
               <dt>{t('console.orgs.created')}</dt>
-              <dd>{formatDateTime(g.query.data.created_at, zone, lang)}</dd>
+              <dd>{formatDateTime(data.created_at, zone, lang)}</dd>
             </div>
           </dl>
-        </>
-      )}
+        )}
+      </Guarded>
     </section>
   );
 }
@@ -212,33 +226,31 @@ function AuditLog({ orgId, orgName }: { orgId: string; orgName: string }) {
     'audit',
     async () => (await api.consoleListAuditLogs({ params: { org_id: orgId }, query: { limit: '50' } })).data,
   );
-  if (g.query.isPending) return <Spinner />;
-  if (g.elevation) return <ElevationForm {...g.elevation} orgName={orgName} onOpened={g.onOpened} />;
-  if (g.query.error) return <ServerError error={g.query.error} />;
   return (
-    <>
-      {g.session && <SessionBar session={g.session} onExpired={g.onExpired} />}
-      <DataTable
-        caption={t('console.bg.auditCaption', { n: g.query.data.pagination.total })}
-        rows={g.query.data.data}
-        rowKey={(e) => e.id}
-        empty={t('console.bg.noAudit')}
-        columns={[
-          { key: 'when', header: t('console.bg.when'), cell: (e) => formatDateTime(e.created_at, zone, lang) },
-          { key: 'action', header: t('console.bg.action'), cell: (e) => <code>{e.action}</code> },
-          {
-            key: 'context',
-            header: t('console.bg.context'),
-            cell: (e) =>
-              e.action_context === 'break_glass' ? (
-                <span className="pill pill-warn">{t('console.bg.underBreakGlass')}</span>
-              ) : (
-                e.action_context
-              ),
-          },
-          { key: 'entity', header: t('console.bg.entity'), cell: (e) => e.entity_type },
-        ]}
-      />
-    </>
+    <Guarded guard={g} orgName={orgName}>
+      {(data) => (
+        <DataTable
+          caption={t('console.bg.auditCaption', { n: data.pagination.total })}
+          rows={data.data}
+          rowKey={(e) => e.id}
+          empty={t('console.bg.noAudit')}
+          columns={[
+            { key: 'when', header: t('console.bg.when'), cell: (e) => formatDateTime(e.created_at, zone, lang) },
+            { key: 'action', header: t('console.bg.action'), cell: (e) => <code>{e.action}</code> },
+            {
+              key: 'context',
+              header: t('console.bg.context'),
+              cell: (e) =>
+                e.action_context === 'break_glass' ? (
+                  <span className="pill pill-warn">{t('console.bg.underBreakGlass')}</span>
+                ) : (
+                  e.action_context
+                ),
+            },
+            { key: 'entity', header: t('console.bg.entity'), cell: (e) => e.entity_type },
+          ]}
+        />
+      )}
+    </Guarded>
   );
 }

@@ -1,7 +1,7 @@
 import { api, DataTable, formatDateTime, idempotencyKey, Spinner, useI18n } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
-import { PageHead, ServerError } from '../common.tsx';
+import { FormActions, PageHead, ServerError } from '../common.tsx';
 import { hrefOf, linkProps, navigate } from '../router.ts';
 
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -143,15 +143,7 @@ function CreateOrganization({ onDone }: { onDone: () => void }) {
           </select>
         </div>
       </div>
-      <ServerError error={create.error} />
-      <div className="button-row">
-        <button type="submit" className="button" disabled={create.isPending}>
-          {t('console.orgs.create')}
-        </button>
-        <button type="button" className="button button-secondary" onClick={onDone}>
-          {t('console.cancel')}
-        </button>
-      </div>
+      <FormActions error={create.error} pending={create.isPending} submit={t('console.orgs.create')} onCancel={onDone} />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { api, DataTable, formatDateTime, type MessageKey, Spinner, useI18n } from '@clinic/ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useId, useState } from 'react';
-import { PageHead, ServerError, StatusPill, type Tone } from '../common.tsx';
+import { FormActions, PageHead, ServerError, StatusPill, type Tone } from '../common.tsx';
 
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -206,15 +206,7 @@ function Rotate({ row, onDone }: { row: ProviderRow; onDone: () => void }) {
           </select>
         </div>
       </div>
-      <ServerError error={save.error} />
-      <div className="button-row">
-        <button type="submit" className="button" disabled={save.isPending}>
-          {t('console.providers.save')}
-        </button>
-        <button type="button" className="button button-secondary" onClick={onDone}>
-          {t('console.cancel')}
-        </button>
-      </div>
+      <FormActions error={save.error} pending={save.isPending} submit={t('console.providers.save')} onCancel={onDone} />
     </form>
   );
 }
