@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { seedDemoClinic } from '../src/platform/demo-clinic.ts';
+import { DEMO_ADMIN, seedDemoClinic } from '../src/platform/demo-clinic.ts';
 import { startTestApp, type TestApp } from './helpers.ts';
 
 /** The demo clinic `npm start` seeds on the embedded default: bookable at once, and seeded once. */
@@ -42,6 +42,13 @@ describe('demo clinic seed', () => {
       published.rows.map((r) => r.purpose_code),
       ['org_privacy_notice', 'org_terms'],
     );
+    // The clinic app has someone to sign in as: the demo administrator is a member with the admin role.
+    const admin = await t.db.query<{ role_code: string }>(
+      `select r.code as role_code from memberships m join users u on u.id = m.user_id join roles r on r.id = m.role_id
+        where u.email = $1 and m.organization_id = $2`,
+      [DEMO_ADMIN, org.json().data.id],
+    );
+    assert.deepEqual(admin.rows, [{ role_code: 'admin' }]);
     // The seeding identity is no superadmin afterwards.
     const su = await t.db.query(`select 1 from platform_memberships pm join users u on u.id = pm.user_id where u.email like 'demo-seed@%'`);
     assert.equal(su.rows.length, 0);

@@ -5,13 +5,15 @@ import type { Runtime } from './runtime.ts';
 export const DEMO_SLUG = 'demo';
 const OPERATOR = 'demo-seed@clinic.localhost';
 const SPECIALIST = 'dr.demo@clinic.localhost';
+/** The demo clinic's administrator: signs in at `/clinic` with the development provider (any email signs in). */
+export const DEMO_ADMIN = 'admin@demo.localhost';
 
 class SeedError extends Error {}
 
 /**
  * Creates the demo clinic through the API itself (the same validation and side effects as an
- * operator's calls): organization `demo`, a location with its time zone, a specialist with weekly
- * hours, a service bookable online, and the clinic's privacy notice and terms, so the public booking
+ * operator's calls): organization `demo`, a location with its time zone, an administrator (DEMO_ADMIN,
+ * for the clinic app), a specialist with weekly hours, a service bookable online, and the clinic's privacy notice and terms, so the public booking
  * page has slots. Idempotent: an existing `demo` organization is left as it is. The seeding identity is
  * a superadmin only for the seed's duration (granted and revoked by direct database change, as the CLI does).
  * Development issuer only: it signs its own token.
@@ -59,6 +61,7 @@ export async function seedDemoClinic(app: FastifyInstance, rt: Runtime): Promise
       name: 'Demo Clinic, Central',
       timezone: 'Europe/Bucharest',
     });
+    await call('POST', `/v1/organizations/${org.id}/members`, { email: DEMO_ADMIN, role_code: 'admin' });
     const member = await call('POST', `/v1/organizations/${org.id}/members`, { email: SPECIALIST, role_code: 'specialist' });
     const specialist = await call(
       'POST',

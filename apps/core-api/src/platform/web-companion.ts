@@ -1,6 +1,6 @@
 import { buildWebServer, deriveSecret, ensureFrontEndBuilt, type WebConfig } from '@clinic/web';
 import { DEV_OIDC_SCOPE, startDevOidcProvider } from './auth/dev-oidc.ts';
-import { DEMO_SLUG } from './demo-clinic.ts';
+import { DEMO_ADMIN, DEMO_SLUG } from './demo-clinic.ts';
 import type { Runtime } from './runtime.ts';
 
 /**
@@ -65,6 +65,8 @@ export function webCompanion(
         banner: [
           `  ${'Booking page'.padEnd(14)} ${clinic}/`,
           `  ${'Patient portal'.padEnd(14)} ${clinic}/portal`,
+          `  ${'Clinic app'.padEnd(14)} ${clinic}/clinic   (staff: sign in as ${DEMO_ADMIN})`,
+          `  ${'Console'.padEnd(14)} http://${web.platformDomain}:${port}/console   (superadmins only)`,
           ...(provider ? [`  ${'Sign-in'.padEnd(14)} ${provider.issuer}   (development OpenID provider: any email signs in)`] : []),
         ],
         async close() {

@@ -207,12 +207,8 @@ export async function startDevOidcProvider(opts: {
       return false;
     }
   };
-  provider.Client.prototype.redirectUriAllowed = function (value: string) {
-    return loopbackUri(value, '/auth/callback');
-  };
-  provider.Client.prototype.postLogoutRedirectUriAllowed = function (value: string) {
-    return loopbackUri(value, '/auth/logged-out');
-  };
+  provider.Client.prototype.redirectUriAllowed = (value: string) => loopbackUri(value, '/auth/callback');
+  provider.Client.prototype.postLogoutRedirectUriAllowed = (value: string) => loopbackUri(value, '/auth/logged-out');
 
   /** No consent screen: the development client is first-party; the grant covers what it asked for. */
   async function grantAll(accountId: string, params: Record<string, unknown>): Promise<string> {
