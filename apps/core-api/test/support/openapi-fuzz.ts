@@ -289,24 +289,6 @@ export interface Answer {
   body: string;
 }
 
-export interface FuzzOptions {
-  spec: Schema;
-  /** In the order to run (an operation listed twice runs twice). */
-  operations: Operation[];
-  callers: FuzzCaller[];
-  inject(req: { method: string; url: string; headers: Record<string, string>; payload?: string }): Promise<Answer>;
-  /** A path parameter's values; default: from its schema. */
-  pathValue?(op: Operation, p: Param, index: number): fc.Arbitrary<unknown>;
-  /** A JSON body's values; default: valueFor its schema (e.g. mixed with validValueFor to get past validation). */
-  bodyValue?(op: Operation & { body: Schema }): fc.Arbitrary<unknown>;
-  /** When a raw body replaces the generated one: MOSTLY_RAW_BODIES (the core test's) or SOMETIMES_RAW_BODIES. */
-  rawBody: fc.Arbitrary<string | null>;
-  /** Sees every answer (to harvest ids); throwing fails the case like a 5xx does. */
-  onAnswer?(op: Operation, req: { url: string; caller: FuzzCaller }, res: Answer): void;
-  runs: number;
-  seed?: number;
-}
-
 /** Bodies that are not what the operation takes (or not JSON at all), sent instead of the generated one. */
 const rawBodies = fc.constantFrom('{', '[]', 'null', '"\\ud800"', '{"a":1e999}', '\u0000');
 /**
